@@ -1,0 +1,682 @@
+//! The stateful [`Agent`]: a transcript, a model, tools and queues around the loop.
+//!
+//! `prompt` starts a run and resolves when it and every listener are done; `steer` and
+//! `follow_up` queue messages for a running agent; `abort` cancels the active run;
+//! `subscribe` registers listeners that are called in subscription order for every event, after
+//! the agent's own state has been updated for it.
+//!
+//! ```
+//! use pi_agent_core::faux::{FauxModel, faux_assistant_text};
+//! use pi_agent_core::{Agent, AgentOptions};
+//!
+//! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+//! let faux = FauxModel::new();
+//! faux.set_responses([faux_assistant_text("4")]);
+//! let agent = Agent::new(AgentOptions::new(faux.model()).stream_fn(faux.stream_fn()));
+//! agent.prompt("2 + 2?").await.unwrap();
+//! let messages = agent.messages();
+//! assert_eq!(messages.len(), 2);
+//! assert_eq!(messages[1].as_assistant().unwrap().text(), "4");
+//! # });
+//! ```
+
+use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent_loop::{AgentLoopError, RunStart, run_loop};
+use crate::config::{AgentContext, AgentLoopConfig};
+use crate::event::{AgentEvent, EventSink};
+use crate::message::{AgentMessage, AssistantMessage, ContentBlock, StopReason, UserContent, UserMessage, now_ms};
+use crate::model::{Model, StreamFn, ThinkingLevel};
+use crate::queue::{MessageQueue, QueueMode};
+use crate::tool::AgentTool;
+
+/// Errors of the [`Agent`] API, with pi's messages.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    /// `prompt` while a run is active.
+    #[error(
+        "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
+    )]
+    AlreadyPrompting,
+    /// `continue` while a run is active.
+    #[error("Agent is already processing. Wait for completion before continuing.")]
+    AlreadyContinuing,
+    /// `reset` while a run is active.
+    #[error("Agent is already processing. Wait for completion before resetting.")]
+    AlreadyResetting,
+    /// `continue` with an empty transcript.
+    #[error("No messages to continue from")]
+    NoMessages,
+    /// `continue` from an assistant tail with nothing queued.
+    #[error("Cannot continue from message role: assistant")]
+    ContinueFromAssistant,
+    /// The loop refused to start.
+    #[error(transparent)]
+    Loop(#[from] AgentLoopError),
+}
+
+/// What a new [`Agent`] starts with (pi's `initialState` and options).
+#[derive(Clone)]
+pub struct AgentOptions {
+    /// Initial system prompt (default empty).
+    pub system_prompt: String,
+    /// Initial thinking level (default off).
+    pub thinking_level: ThinkingLevel,
+    /// Initial tools.
+    pub tools: Vec<Arc<dyn AgentTool>>,
+    /// Initial transcript.
+    pub messages: Vec<AgentMessage>,
+    /// Steering drain mode (default one-at-a-time).
+    pub steering_mode: QueueMode,
+    /// Follow-up drain mode (default one-at-a-time).
+    pub follow_up_mode: QueueMode,
+    /// Everything else the loop takes (model, stream function, hooks, tool execution mode …).
+    /// Its queue callbacks are replaced by the agent's own queues.
+    pub config: AgentLoopConfig,
+}
+
+impl AgentOptions {
+    /// Options for `model` with pi's defaults.
+    pub fn new(model: Model) -> Self {
+        AgentOptions {
+            system_prompt: String::new(),
+            thinking_level: ThinkingLevel::Off,
+            tools: Vec::new(),
+            messages: Vec::new(),
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
+            config: AgentLoopConfig::new(model),
+        }
+    }
+
+    /// Sets the stream function.
+    #[must_use]
+    pub fn stream_fn(mut self, stream_fn: Arc<dyn StreamFn>) -> Self {
+        self.config.stream_fn = Some(stream_fn);
+        self
+    }
+
+    /// Sets the tools.
+    #[must_use]
+    pub fn tools(mut self, tools: Vec<Arc<dyn AgentTool>>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Sets the system prompt.
+    #[must_use]
+    pub fn system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
+        self.system_prompt = system_prompt.into();
+        self
+    }
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions::new(Model::unknown())
+    }
+}
+
+/// A snapshot of the agent's state (pi's `agent.state`).
+#[derive(Clone, Debug)]
+pub struct AgentState {
+    /// The system prompt.
+    pub system_prompt: String,
+    /// The model.
+    pub model: Model,
+    /// The thinking level.
+    pub thinking_level: ThinkingLevel,
+    /// The transcript, built from `message_end` events.
+    pub messages: Vec<AgentMessage>,
+    /// True from run start until the run and its listeners finished.
+    pub is_streaming: bool,
+    /// The message being streamed, if any.
+    pub streaming_message: Option<AgentMessage>,
+    /// Ids of tool calls between `tool_execution_start` and `_end`.
+    pub pending_tool_calls: HashSet<String>,
+    /// Error of the last turn whose assistant message had one; cleared at run start.
+    pub error_message: Option<String>,
+}
+
+/// What can be passed to [`Agent::prompt`].
+#[derive(Debug, Clone)]
+pub enum PromptInput {
+    /// Messages appended as they are.
+    Messages(Vec<AgentMessage>),
+}
+
+impl From<&str> for PromptInput {
+    fn from(text: &str) -> Self {
+        PromptInput::Messages(vec![AgentMessage::user(text)])
+    }
+}
+
+impl From<String> for PromptInput {
+    fn from(text: String) -> Self {
+        PromptInput::Messages(vec![AgentMessage::user(text)])
+    }
+}
+
+impl From<AgentMessage> for PromptInput {
+    fn from(message: AgentMessage) -> Self {
+        PromptInput::Messages(vec![message])
+    }
+}
+
+impl From<Vec<AgentMessage>> for PromptInput {
+    fn from(messages: Vec<AgentMessage>) -> Self {
+        PromptInput::Messages(messages)
+    }
+}
+
+type SyncListener = dyn Fn(&AgentEvent, &CancellationToken) + Send + Sync;
+type AsyncListener = dyn Fn(AgentEvent, CancellationToken) -> BoxFuture<'static, ()> + Send + Sync;
+
+#[derive(Clone)]
+enum Listener {
+    Sync(Arc<SyncListener>),
+    Async(Arc<AsyncListener>),
+}
+
+struct ActiveRun {
+    cancel: CancellationToken,
+}
+
+struct Shared {
+    state: Mutex<AgentState>,
+    tools: Mutex<Vec<Arc<dyn AgentTool>>>,
+    config: Mutex<AgentLoopConfig>,
+    steering: Mutex<MessageQueue>,
+    follow_up: Mutex<MessageQueue>,
+    listeners: Mutex<Arc<Vec<(u64, Listener)>>>,
+    next_listener: AtomicU64,
+    run: Mutex<Option<ActiveRun>>,
+    idle: watch::Sender<bool>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A handle returned by [`Agent::subscribe`]; call [`Subscription::unsubscribe`] to stop
+/// receiving events.
+pub struct Subscription {
+    id: u64,
+    shared: std::sync::Weak<Shared>,
+}
+
+impl Subscription {
+    /// Removes the listener; events already being delivered may still reach it.
+    pub fn unsubscribe(self) {
+        if let Some(shared) = self.shared.upgrade() {
+            let mut listeners = lock(&shared.listeners);
+            let kept: Vec<_> = listeners.iter().filter(|(id, _)| *id != self.id).cloned().collect();
+            *listeners = Arc::new(kept);
+        }
+    }
+}
+
+/// A stateful agent (pi's `Agent` class). Clones share the same agent.
+#[derive(Clone)]
+pub struct Agent {
+    shared: Arc<Shared>,
+}
+
+impl Agent {
+    /// A new idle agent.
+    pub fn new(options: AgentOptions) -> Self {
+        let (idle, _) = watch::channel(true);
+        let state = AgentState {
+            system_prompt: options.system_prompt,
+            model: options.config.model.clone(),
+            thinking_level: options.thinking_level,
+            messages: options.messages,
+            is_streaming: false,
+            streaming_message: None,
+            pending_tool_calls: HashSet::new(),
+            error_message: None,
+        };
+        Agent {
+            shared: Arc::new(Shared {
+                state: Mutex::new(state),
+                tools: Mutex::new(options.tools),
+                config: Mutex::new(options.config),
+                steering: Mutex::new(MessageQueue::new(options.steering_mode)),
+                follow_up: Mutex::new(MessageQueue::new(options.follow_up_mode)),
+                listeners: Mutex::new(Arc::new(Vec::new())),
+                next_listener: AtomicU64::new(0),
+                run: Mutex::new(None),
+                idle,
+            }),
+        }
+    }
+
+    fn inner(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// A snapshot of the whole state.
+    pub fn state(&self) -> AgentState {
+        lock(&self.inner().state).clone()
+    }
+
+    /// A copy of the transcript.
+    pub fn messages(&self) -> Vec<AgentMessage> {
+        lock(&self.inner().state).messages.clone()
+    }
+
+    /// Replaces the transcript (copies the list).
+    pub fn set_messages(&self, messages: Vec<AgentMessage>) {
+        lock(&self.inner().state).messages = messages;
+    }
+
+    /// Appends one message to the transcript.
+    pub fn append_message(&self, message: AgentMessage) {
+        lock(&self.inner().state).messages.push(message);
+    }
+
+    /// True while a run (or its listeners) is active.
+    pub fn is_streaming(&self) -> bool {
+        lock(&self.inner().state).is_streaming
+    }
+
+    /// The error of the last failed turn, if any.
+    pub fn error_message(&self) -> Option<String> {
+        lock(&self.inner().state).error_message.clone()
+    }
+
+    /// Sets the system prompt.
+    pub fn set_system_prompt(&self, system_prompt: impl Into<String>) {
+        lock(&self.inner().state).system_prompt = system_prompt.into();
+    }
+
+    /// Sets the model.
+    pub fn set_model(&self, model: Model) {
+        lock(&self.inner().state).model = model;
+    }
+
+    /// Sets the thinking level.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) {
+        lock(&self.inner().state).thinking_level = level;
+    }
+
+    /// The tools.
+    pub fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        lock(&self.inner().tools).clone()
+    }
+
+    /// Replaces the tools (takes effect at the next run).
+    pub fn set_tools(&self, tools: Vec<Arc<dyn AgentTool>>) {
+        *lock(&self.inner().tools) = tools;
+    }
+
+    /// Changes the loop configuration (hooks, stream function, tool execution mode …); takes
+    /// effect at the next run.
+    pub fn update_config(&self, update: impl FnOnce(&mut AgentLoopConfig)) {
+        update(&mut lock(&self.inner().config));
+    }
+
+    /// Queues a steering message, delivered at the next turn boundary.
+    pub fn steer(&self, message: impl Into<AgentMessage>) {
+        lock(&self.inner().steering).push(message.into());
+    }
+
+    /// Queues a follow-up message, delivered when the agent would otherwise stop.
+    pub fn follow_up(&self, message: impl Into<AgentMessage>) {
+        lock(&self.inner().follow_up).push(message.into());
+    }
+
+    /// Removes queued steering messages.
+    pub fn clear_steering_queue(&self) {
+        lock(&self.inner().steering).clear();
+    }
+
+    /// Removes queued follow-up messages.
+    pub fn clear_follow_up_queue(&self) {
+        lock(&self.inner().follow_up).clear();
+    }
+
+    /// Removes every queued message.
+    pub fn clear_all_queues(&self) {
+        self.clear_steering_queue();
+        self.clear_follow_up_queue();
+    }
+
+    /// True when a steering or follow-up message is queued.
+    pub fn has_queued_messages(&self) -> bool {
+        !lock(&self.inner().steering).is_empty() || !lock(&self.inner().follow_up).is_empty()
+    }
+
+    /// The steering drain mode.
+    pub fn steering_mode(&self) -> QueueMode {
+        lock(&self.inner().steering).mode()
+    }
+
+    /// Sets the steering drain mode.
+    pub fn set_steering_mode(&self, mode: QueueMode) {
+        lock(&self.inner().steering).set_mode(mode);
+    }
+
+    /// The follow-up drain mode.
+    pub fn follow_up_mode(&self) -> QueueMode {
+        lock(&self.inner().follow_up).mode()
+    }
+
+    /// Sets the follow-up drain mode.
+    pub fn set_follow_up_mode(&self, mode: QueueMode) {
+        lock(&self.inner().follow_up).set_mode(mode);
+    }
+
+    /// Registers a listener called for every event with the active run's cancellation token.
+    /// Subscribing emits nothing.
+    pub fn subscribe(&self, listener: impl Fn(&AgentEvent, &CancellationToken) + Send + Sync + 'static) -> Subscription {
+        self.add_listener(Listener::Sync(Arc::new(listener)))
+    }
+
+    /// Registers an async listener; the run waits for each returned future before going on.
+    pub fn subscribe_async(
+        &self,
+        listener: impl Fn(AgentEvent, CancellationToken) -> BoxFuture<'static, ()> + Send + Sync + 'static,
+    ) -> Subscription {
+        self.add_listener(Listener::Async(Arc::new(listener)))
+    }
+
+    fn add_listener(&self, listener: Listener) -> Subscription {
+        let id = self.inner().next_listener.fetch_add(1, Ordering::Relaxed);
+        let mut listeners = lock(&self.inner().listeners);
+        let mut next: Vec<_> = listeners.iter().cloned().collect();
+        next.push((id, listener));
+        *listeners = Arc::new(next);
+        Subscription {
+            id,
+            shared: Arc::downgrade(&self.shared),
+        }
+    }
+
+    /// The active run's cancellation token, if a run is active.
+    pub fn signal(&self) -> Option<CancellationToken> {
+        lock(&self.inner().run).as_ref().map(|run| run.cancel.clone())
+    }
+
+    /// Aborts the active run; does nothing when idle.
+    pub fn abort(&self) {
+        if let Some(run) = lock(&self.inner().run).as_ref() {
+            run.cancel.cancel();
+        }
+    }
+
+    /// Resolves when no run is active (at once when idle).
+    pub async fn wait_for_idle(&self) {
+        let mut idle = self.inner().idle.subscribe();
+        // The sender lives as long as `self`, so this only ends when idle.
+        let _ = idle.wait_for(|idle| *idle).await;
+    }
+
+    /// Clears the transcript, runtime state and queues.
+    pub fn reset(&self) -> Result<(), AgentError> {
+        let run = lock(&self.inner().run);
+        if run.is_some() {
+            return Err(AgentError::AlreadyResetting);
+        }
+        {
+            let mut state = lock(&self.inner().state);
+            state.messages.clear();
+            state.streaming_message = None;
+            state.pending_tool_calls.clear();
+            state.error_message = None;
+        }
+        self.clear_all_queues();
+        drop(run);
+        Ok(())
+    }
+
+    /// Starts a run with new messages and waits until it and its listeners finished.
+    pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
+        let PromptInput::Messages(prompts) = input.into();
+        let handle = self.start(
+            RunStart {
+                prompts,
+                poll_initial_steering: true,
+            },
+            AgentError::AlreadyPrompting,
+        )?;
+        handle.await;
+        Ok(())
+    }
+
+    /// Starts a run with a text prompt and image blocks.
+    pub async fn prompt_with_images(&self, text: &str, images: Vec<ContentBlock>) -> Result<(), AgentError> {
+        let mut content = vec![ContentBlock::text(text)];
+        content.extend(images);
+        let message = UserMessage {
+            content: UserContent::Blocks(content),
+            timestamp: now_ms(),
+        };
+        self.prompt(AgentMessage::User(message)).await
+    }
+
+    /// Continues from the current transcript (pi's `continue()`): from an assistant tail it
+    /// delivers queued steering, else queued follow-ups.
+    pub async fn continue_run(&self) -> Result<(), AgentError> {
+        let start = {
+            let run = lock(&self.inner().run);
+            if run.is_some() {
+                return Err(AgentError::AlreadyContinuing);
+            }
+            let state = lock(&self.inner().state);
+            match state.messages.last() {
+                None => return Err(AgentError::NoMessages),
+                Some(AgentMessage::Assistant(_)) => {
+                    let steering = lock(&self.inner().steering).drain();
+                    if !steering.is_empty() {
+                        RunStart {
+                            prompts: steering,
+                            poll_initial_steering: false,
+                        }
+                    } else {
+                        let follow_ups = lock(&self.inner().follow_up).drain();
+                        if follow_ups.is_empty() {
+                            return Err(AgentError::ContinueFromAssistant);
+                        }
+                        RunStart {
+                            prompts: follow_ups,
+                            poll_initial_steering: true,
+                        }
+                    }
+                }
+                Some(_) => RunStart {
+                    prompts: Vec::new(),
+                    poll_initial_steering: true,
+                },
+            }
+        };
+        let handle = self.start(start, AgentError::AlreadyContinuing)?;
+        handle.await;
+        Ok(())
+    }
+
+    /// Claims the run slot and spawns the run; the returned future resolves when it finished.
+    fn start(&self, start: RunStart, busy: AgentError) -> Result<BoxFuture<'static, ()>, AgentError> {
+        let cancel = CancellationToken::new();
+        let (context, config) = {
+            let mut run = lock(&self.inner().run);
+            if run.is_some() {
+                return Err(busy);
+            }
+            let config = self.loop_config();
+            if config.stream_fn.is_none() && crate::model::default_stream_fn().is_none() {
+                return Err(AgentLoopError::NoStreamFn.into());
+            }
+            *run = Some(ActiveRun { cancel: cancel.clone() });
+            let mut state = lock(&self.inner().state);
+            state.is_streaming = true;
+            state.error_message = None;
+            let context = AgentContext {
+                system_prompt: state.system_prompt.clone(),
+                messages: state.messages.clone(),
+                tools: lock(&self.inner().tools).clone(),
+            };
+            (context, config)
+        };
+        self.inner().idle.send_replace(false);
+        let shared = self.shared.clone();
+        let task = tokio::spawn(async move {
+            let mut sink = AgentSink {
+                shared: shared.clone(),
+                cancel: cancel.clone(),
+            };
+            let outcome = AssertUnwindSafe(run_loop(start, context, &config, &cancel, &mut sink))
+                .catch_unwind()
+                .await;
+            let failure = match outcome {
+                Ok(Ok(_)) => None,
+                Ok(Err(error)) => Some(error.to_string()),
+                Err(payload) => Some(panic_message(payload.as_ref())),
+            };
+            if let Some(error) = failure {
+                sink.emit_failure(&config.model, error).await;
+            }
+            let inner = &*shared;
+            {
+                let mut state = lock(&inner.state);
+                state.is_streaming = false;
+                state.streaming_message = None;
+                state.pending_tool_calls.clear();
+            }
+            *lock(&inner.run) = None;
+            inner.idle.send_replace(true);
+        });
+        Ok(Box::pin(async move {
+            // A panic escaping the task was already turned into failure events inside it.
+            let _ = task.await;
+        }))
+    }
+
+    fn loop_config(&self) -> AgentLoopConfig {
+        let mut config = lock(&self.inner().config).clone();
+        let state = lock(&self.inner().state);
+        config.model = state.model.clone();
+        config.reasoning = (state.thinking_level != ThinkingLevel::Off).then_some(state.thinking_level);
+        drop(state);
+        let steering = Arc::downgrade(&self.shared);
+        config.get_steering_messages = Some(Arc::new(move || {
+            steering
+                .upgrade()
+                .map(|shared| lock(&shared.steering).drain())
+                .unwrap_or_default()
+        }));
+        let follow_up = Arc::downgrade(&self.shared);
+        config.get_follow_up_messages = Some(Arc::new(move || {
+            follow_up
+                .upgrade()
+                .map(|shared| lock(&shared.follow_up).drain())
+                .unwrap_or_default()
+        }));
+        config
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "Agent run failed".to_owned()
+    }
+}
+
+/// Updates the agent's state for each event, then calls the listeners in order.
+struct AgentSink {
+    shared: Arc<Shared>,
+    cancel: CancellationToken,
+}
+
+impl AgentSink {
+    fn reduce(&self, event: &AgentEvent) {
+        let mut state = lock(&self.shared.state);
+        match event {
+            AgentEvent::MessageStart { message } => state.streaming_message = Some(message.clone()),
+            AgentEvent::MessageUpdate { message, .. } => {
+                state.streaming_message = Some(AgentMessage::Assistant((**message).clone()));
+            }
+            AgentEvent::MessageEnd { message } => {
+                state.streaming_message = None;
+                state.messages.push(message.clone());
+            }
+            AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
+                state.pending_tool_calls.insert(tool_call_id.clone());
+            }
+            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+                state.pending_tool_calls.remove(tool_call_id);
+            }
+            AgentEvent::TurnEnd { message, .. } => {
+                if let Some(error) = message.as_assistant().and_then(|m| m.error_message.clone()) {
+                    state.error_message = Some(error);
+                }
+            }
+            AgentEvent::AgentEnd { .. } => state.streaming_message = None,
+            AgentEvent::AgentStart | AgentEvent::TurnStart | AgentEvent::ToolExecutionUpdate { .. } => {}
+        }
+    }
+
+    async fn deliver(&self, event: AgentEvent) {
+        self.reduce(&event);
+        let listeners = lock(&self.shared.listeners).clone();
+        for (_, listener) in listeners.iter() {
+            match listener {
+                Listener::Sync(listener) => listener(&event, &self.cancel),
+                Listener::Async(listener) => listener(event.clone(), self.cancel.clone()).await,
+            }
+        }
+    }
+
+    /// pi's synthetic failure sequence after the run itself failed.
+    async fn emit_failure(&mut self, model: &Model, error: String) {
+        let aborted = self.cancel.is_cancelled();
+        let message = AgentMessage::Assistant(AssistantMessage {
+            content: vec![ContentBlock::text("")],
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            stop_reason: if aborted { StopReason::Aborted } else { StopReason::Error },
+            error_message: Some(error),
+            timestamp: now_ms(),
+            ..Default::default()
+        });
+        for event in [
+            AgentEvent::MessageStart {
+                message: message.clone(),
+            },
+            AgentEvent::MessageEnd {
+                message: message.clone(),
+            },
+            AgentEvent::TurnEnd {
+                message: message.clone(),
+                tool_results: Vec::new(),
+            },
+            AgentEvent::AgentEnd {
+                messages: vec![message.clone()],
+            },
+        ] {
+            // A listener that panics again must not take the cleanup down with it.
+            let _ = AssertUnwindSafe(self.deliver(event)).catch_unwind().await;
+        }
+    }
+}
+
+#[async_trait]
+impl EventSink for AgentSink {
+    async fn emit(&mut self, event: AgentEvent) {
+        self.deliver(event).await;
+    }
+}

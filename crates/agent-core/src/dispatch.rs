@@ -1,0 +1,401 @@
+//! Executing the tool calls of one assistant message.
+//!
+//! The dispatch rule (pi PR #3345): the batch runs sequentially if the global mode is sequential
+//! or if any call names a tool whose [`ToolExecutionMode`] is sequential — checked before any
+//! preflight, so a sequential call that is later blocked still forces the batch sequential.
+//! Unknown tool names never force it.
+//!
+//! * Sequential: per call, `tool_execution_start` → prepare → execute → `tool_execution_end` →
+//!   the result's `message_start` / `message_end`; an abort stops the batch after the current call.
+//! * Parallel: preflight every call in source order (start event, lookup, `prepare_arguments`,
+//!   validation, `before_tool_call`; immediate failures end right away), then run the prepared
+//!   calls together, emitting `tool_execution_end` in completion order, then emit the result
+//!   messages in source order. An abort during preflight stops it; calls already prepared end
+//!   as `Operation aborted` without running (pi PR #8936).
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::AgentLoopConfig;
+use crate::event::{AgentEvent, EventSink};
+use crate::hooks::{AfterToolCallContext, BeforeToolCallContext};
+use crate::message::{AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, now_ms};
+use crate::tool::{AgentTool, ToolContext, ToolExecutionMode, ToolResult, ToolUpdateSink};
+
+/// Text of a call that was never run because the run was aborted.
+pub(crate) const OPERATION_ABORTED: &str = "Operation aborted";
+/// Text of a call blocked by `before_tool_call` without a reason.
+pub(crate) const BLOCKED_DEFAULT: &str = "Tool execution was blocked";
+
+/// The text of every call of a message cut off by the output-token limit.
+pub(crate) fn length_error_text(tool_name: &str) -> String {
+    format!(
+        "Tool call \"{tool_name}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments."
+    )
+}
+
+/// A finalised call: its result after hooks and whether it failed.
+#[derive(Debug, Clone)]
+struct Finalized {
+    result: ToolResult,
+    is_error: bool,
+}
+
+impl Finalized {
+    fn error(message: impl Into<String>) -> Self {
+        Finalized {
+            result: ToolResult::error_text(message),
+            is_error: true,
+        }
+    }
+
+    fn error_terminating(message: impl Into<String>, terminate: bool) -> Self {
+        let mut finalized = Finalized::error(message);
+        if terminate {
+            finalized.result.terminate = Some(true);
+        }
+        finalized
+    }
+}
+
+enum Prepared {
+    Immediate(Finalized),
+    Ready { tool: Arc<dyn AgentTool>, args: Value },
+}
+
+/// A call that got a result: its message and whether it asked the run to stop.
+struct Settled {
+    terminate: bool,
+    message: ToolResultMessage,
+}
+
+impl Settled {
+    fn new(call: &ToolCall, finalized: &Finalized) -> Self {
+        Settled {
+            terminate: finalized.result.terminate == Some(true),
+            message: result_message(call, finalized),
+        }
+    }
+}
+
+/// The result of a batch: result messages in source order and whether the run should stop.
+pub(crate) struct BatchOutcome {
+    pub(crate) results: Vec<ToolResultMessage>,
+    pub(crate) terminate: bool,
+}
+
+/// Everything the calls of one batch share.
+pub(crate) struct Batch<'a> {
+    pub(crate) config: &'a AgentLoopConfig,
+    pub(crate) tools: &'a [Arc<dyn AgentTool>],
+    pub(crate) messages: &'a [AgentMessage],
+    pub(crate) assistant: &'a AssistantMessage,
+    pub(crate) cancel: &'a CancellationToken,
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_owned()
+    }
+}
+
+fn find_tool<'t>(tools: &'t [Arc<dyn AgentTool>], name: &str) -> Option<&'t Arc<dyn AgentTool>> {
+    tools.iter().find(|tool| tool.name() == name)
+}
+
+impl Batch<'_> {
+    /// The dispatch rule.
+    pub(crate) fn mode(&self, calls: &[&ToolCall]) -> ToolExecutionMode {
+        let forced = calls.iter().any(|call| {
+            find_tool(self.tools, &call.name)
+                .is_some_and(|tool| tool.execution_mode() == Some(ToolExecutionMode::Sequential))
+        });
+        if self.config.tool_execution == ToolExecutionMode::Sequential || forced {
+            ToolExecutionMode::Sequential
+        } else {
+            ToolExecutionMode::Parallel
+        }
+    }
+
+    /// Runs every call of the batch and emits its events.
+    pub(crate) async fn run(&self, calls: &[&ToolCall], sink: &mut dyn EventSink) -> BatchOutcome {
+        let settled = match self.mode(calls) {
+            ToolExecutionMode::Sequential => self.run_sequential(calls, sink).await,
+            ToolExecutionMode::Parallel => self.run_parallel(calls, sink).await,
+        };
+        let terminate = !settled.is_empty() && settled.iter().all(|s| s.terminate);
+        let results = settled.into_iter().map(|s| s.message).collect();
+        BatchOutcome { results, terminate }
+    }
+
+    /// Fails every call of a message that hit the output-token limit.
+    pub(crate) async fn fail_truncated(&self, calls: &[&ToolCall], sink: &mut dyn EventSink) -> BatchOutcome {
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            emit_start(sink, call).await;
+            let finalized = Finalized::error(length_error_text(&call.name));
+            emit_end(sink, call, &finalized).await;
+            let message = result_message(call, &finalized);
+            emit_result_message(sink, &message).await;
+            results.push(message);
+        }
+        BatchOutcome {
+            results,
+            terminate: false,
+        }
+    }
+
+    async fn run_sequential(&self, calls: &[&ToolCall], sink: &mut dyn EventSink) -> Vec<Settled> {
+        let mut settled = Vec::with_capacity(calls.len());
+        for (index, call) in calls.iter().enumerate() {
+            emit_start(sink, call).await;
+            let finalized = match self.prepare(call).await {
+                Prepared::Immediate(finalized) => {
+                    emit_end(sink, call, &finalized).await;
+                    finalized
+                }
+                Prepared::Ready { tool, args } => {
+                    let ready = vec![(index, tool, args)];
+                    let mut done = self.execute_all(calls, ready, sink).await;
+                    done.pop().map(|(_, f)| f).unwrap_or_else(|| Finalized::error(OPERATION_ABORTED))
+                }
+            };
+            let entry = Settled::new(call, &finalized);
+            emit_result_message(sink, &entry.message).await;
+            settled.push(entry);
+            if self.cancel.is_cancelled() {
+                break;
+            }
+        }
+        settled
+    }
+
+    async fn run_parallel(&self, calls: &[&ToolCall], sink: &mut dyn EventSink) -> Vec<Settled> {
+        let mut slots: Vec<Option<Finalized>> = vec![None; calls.len()];
+        let mut ready = Vec::new();
+        for (index, call) in calls.iter().enumerate() {
+            emit_start(sink, call).await;
+            match self.prepare(call).await {
+                Prepared::Immediate(finalized) => {
+                    emit_end(sink, call, &finalized).await;
+                    slots[index] = Some(finalized);
+                }
+                Prepared::Ready { tool, args } => ready.push((index, tool, args)),
+            }
+            if self.cancel.is_cancelled() {
+                break;
+            }
+        }
+        if self.cancel.is_cancelled() {
+            for (index, _, _) in ready {
+                let finalized = Finalized::error(OPERATION_ABORTED);
+                emit_end(sink, calls[index], &finalized).await;
+                slots[index] = Some(finalized);
+            }
+        } else {
+            for (index, finalized) in self.execute_all(calls, ready, sink).await {
+                slots[index] = Some(finalized);
+            }
+        }
+        let mut settled = Vec::with_capacity(calls.len());
+        for (call, slot) in calls.iter().zip(slots) {
+            if let Some(finalized) = slot {
+                let entry = Settled::new(call, &finalized);
+                emit_result_message(sink, &entry.message).await;
+                settled.push(entry);
+            }
+        }
+        settled
+    }
+
+    /// Prepares one call: lookup, `prepare_arguments`, validation, `before_tool_call`.
+    async fn prepare(&self, call: &ToolCall) -> Prepared {
+        let Some(tool) = find_tool(self.tools, &call.name) else {
+            return Prepared::Immediate(Finalized::error(format!("Tool {} not found", call.name)));
+        };
+        match AssertUnwindSafe(self.prepare_found(tool, call)).catch_unwind().await {
+            Ok(prepared) => prepared,
+            Err(payload) => Prepared::Immediate(Finalized::error(panic_text(payload.as_ref()))),
+        }
+    }
+
+    async fn prepare_found(&self, tool: &Arc<dyn AgentTool>, call: &ToolCall) -> Prepared {
+        let raw = tool.prepare_arguments(call.arguments.clone());
+        let mut args = match tool.parameters().validate(tool.name(), &raw) {
+            Ok(args) => args,
+            Err(message) => return Prepared::Immediate(Finalized::error(message)),
+        };
+        if let Some(hook) = &self.config.before_tool_call {
+            let ctx = BeforeToolCallContext {
+                assistant_message: self.assistant,
+                tool_call: call,
+                args: &mut args,
+                messages: self.messages,
+            };
+            let outcome = match hook.before_tool_call(ctx, self.cancel).await {
+                Ok(outcome) => outcome,
+                Err(error) => return Prepared::Immediate(Finalized::error(error.message())),
+            };
+            if self.cancel.is_cancelled() {
+                return Prepared::Immediate(Finalized::error(OPERATION_ABORTED));
+            }
+            if let Some(outcome) = outcome.filter(|o| o.block) {
+                let reason = outcome.reason.unwrap_or_else(|| BLOCKED_DEFAULT.to_owned());
+                return Prepared::Immediate(Finalized::error_terminating(reason, outcome.terminate));
+            }
+        }
+        if self.cancel.is_cancelled() {
+            return Prepared::Immediate(Finalized::error(OPERATION_ABORTED));
+        }
+        Prepared::Ready { tool: tool.clone(), args }
+    }
+
+    /// Executes prepared calls together, forwarding their updates and emitting each
+    /// `tool_execution_end` as the call completes. Returns `(index, result)` in completion order.
+    async fn execute_all(
+        &self,
+        calls: &[&ToolCall],
+        ready: Vec<(usize, Arc<dyn AgentTool>, Value)>,
+        sink: &mut dyn EventSink,
+    ) -> Vec<(usize, Finalized)> {
+        let (update_tx, mut update_rx) = mpsc::unbounded_channel::<(usize, ToolResult)>();
+        let mut running: FuturesUnordered<BoxFuture<'_, (usize, Finalized)>> = FuturesUnordered::new();
+        for (index, tool, args) in ready {
+            let tx = update_tx.clone();
+            let updates = ToolUpdateSink::new(move |partial| {
+                // The receiver lives until the batch ends; later updates are dropped anyway.
+                let _ = tx.send((index, partial));
+            });
+            let call = calls[index];
+            running.push(Box::pin(async move { (index, self.execute(call, tool, args, updates).await) }));
+        }
+        drop(update_tx);
+        let mut done = Vec::with_capacity(running.len());
+        loop {
+            tokio::select! {
+                biased;
+                Some((index, partial)) = update_rx.recv() => emit_update(sink, calls[index], partial).await,
+                next = running.next() => {
+                    let Some((index, finalized)) = next else { break };
+                    while let Ok((earlier, partial)) = update_rx.try_recv() {
+                        emit_update(sink, calls[earlier], partial).await;
+                    }
+                    emit_end(sink, calls[index], &finalized).await;
+                    done.push((index, finalized));
+                }
+            }
+        }
+        done
+    }
+
+    /// Executes one prepared call and applies `after_tool_call`.
+    async fn execute(&self, call: &ToolCall, tool: Arc<dyn AgentTool>, args: Value, updates: ToolUpdateSink) -> Finalized {
+        let ctx = ToolContext {
+            cancel: self.cancel.clone(),
+            updates: updates.clone(),
+        };
+        let outcome = AssertUnwindSafe(tool.execute(&call.id, args.clone(), ctx)).catch_unwind().await;
+        updates.settle();
+        let (mut result, mut is_error) = match outcome {
+            Ok(Ok(result)) => (result, false),
+            Ok(Err(error)) => (ToolResult::error_text(error.message()), true),
+            Err(payload) => (
+                ToolResult::error_text(format!("Tool {} panicked: {}", call.name, panic_text(payload.as_ref()))),
+                true,
+            ),
+        };
+        if let Some(hook) = &self.config.after_tool_call {
+            let ctx = AfterToolCallContext {
+                assistant_message: self.assistant,
+                tool_call: call,
+                args: &args,
+                result: &result,
+                is_error,
+                messages: self.messages,
+            };
+            match AssertUnwindSafe(hook.after_tool_call(ctx, self.cancel)).catch_unwind().await {
+                Ok(Ok(Some(overrides))) => {
+                    if let Some(content) = overrides.content {
+                        result.content = content;
+                    }
+                    if let Some(details) = overrides.details {
+                        result.details = details;
+                    }
+                    if let Some(usage) = overrides.usage {
+                        result.usage = Some(usage);
+                    }
+                    if let Some(terminate) = overrides.terminate {
+                        result.terminate = Some(terminate);
+                    }
+                    if let Some(flag) = overrides.is_error {
+                        is_error = flag;
+                    }
+                }
+                Ok(Ok(None)) => {}
+                Ok(Err(error)) => return Finalized::error(error.message()),
+                Err(payload) => return Finalized::error(panic_text(payload.as_ref())),
+            }
+        }
+        Finalized { result, is_error }
+    }
+}
+
+fn result_message(call: &ToolCall, finalized: &Finalized) -> ToolResultMessage {
+    let result = &finalized.result;
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: result.content.clone(),
+        details: (!result.details.is_null()).then(|| result.details.clone()),
+        usage: result.usage,
+        added_tool_names: (!result.added_tool_names.is_empty()).then(|| result.added_tool_names.clone()),
+        is_error: finalized.is_error,
+        timestamp: now_ms(),
+    }
+}
+
+async fn emit_start(sink: &mut dyn EventSink, call: &ToolCall) {
+    sink.emit(AgentEvent::ToolExecutionStart {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: call.arguments.clone(),
+    })
+    .await;
+}
+
+async fn emit_update(sink: &mut dyn EventSink, call: &ToolCall, partial: ToolResult) {
+    sink.emit(AgentEvent::ToolExecutionUpdate {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        args: call.arguments.clone(),
+        partial_result: partial,
+    })
+    .await;
+}
+
+async fn emit_end(sink: &mut dyn EventSink, call: &ToolCall, finalized: &Finalized) {
+    sink.emit(AgentEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: finalized.result.clone(),
+        is_error: finalized.is_error,
+    })
+    .await;
+}
+
+async fn emit_result_message(sink: &mut dyn EventSink, message: &ToolResultMessage) {
+    let message = AgentMessage::ToolResult(message.clone());
+    sink.emit(AgentEvent::MessageStart { message: message.clone() }).await;
+    sink.emit(AgentEvent::MessageEnd { message }).await;
+}

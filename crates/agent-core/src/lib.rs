@@ -1,0 +1,77 @@
+//! The pi agent loop.
+//!
+//! `pi-agent-core` drives a language model through tools the way pi's `@earendil-works/pi-agent-core`
+//! does — same messages, same events, same dispatch rules, same error texts — so that sessions,
+//! RPC payloads and a model's habits carry over.
+//!
+//! * [`message`]: transcript messages and content blocks with pi's JSON shapes.
+//! * [`model`]: the model boundary, the [`StreamFn`] trait; [`faux`]: a scripted model.
+//! * [`tool`]: the [`AgentTool`] trait, typed tools, [`ToolExecutionMode`]; [`validate`]:
+//!   argument validation with coercion.
+//! * [`agent_loop`]: the loop; [`event`]: its events; [`hooks`]: before/after tool-call hooks.
+//! * [`agent`]: the stateful [`Agent`] with steering and follow-up [`queue`]s.
+//!
+//! ```
+//! use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
+//! use pi_agent_core::{Agent, AgentOptions, FnTool, ToolResult};
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+//! let faux = FauxModel::new();
+//! faux.set_responses([
+//!     faux_assistant_message(vec![faux_tool_call("call-1", "greet", json!({"name": "pi"}))]),
+//!     faux_assistant_text("done"),
+//! ]);
+//! let greet = FnTool::new(
+//!     "greet",
+//!     "Greets someone",
+//!     json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+//!     |_id, args, _ctx| async move { Ok(ToolResult::text(format!("hello {}", args["name"].as_str().unwrap_or("")))) },
+//! );
+//! let agent = Agent::new(AgentOptions::new(faux.model()).stream_fn(faux.stream_fn()).tools(vec![greet.into_arc()]));
+//! agent.prompt("greet pi").await.unwrap();
+//! let result = agent.messages()[2].as_tool_result().unwrap().text();
+//! assert_eq!(result, "hello pi");
+//! # });
+//! ```
+
+pub mod agent;
+pub mod agent_loop;
+pub mod config;
+mod dispatch;
+pub mod event;
+pub mod faux;
+pub mod hooks;
+pub mod message;
+pub mod model;
+pub mod queue;
+pub mod tool;
+pub mod validate;
+
+pub use agent::{Agent, AgentError, AgentOptions, AgentState, PromptInput, Subscription};
+pub use agent_loop::{
+    AgentEventStream, AgentLoopError, agent_loop, agent_loop_continue, run_agent_loop, run_agent_loop_continue,
+};
+pub use config::{
+    AgentContext, AgentLoopConfig, ConvertToLlmFn, GetApiKeyFn, MessageSourceFn, NextTurn, PrepareNextTurnFn,
+    ShouldStopAfterTurnFn, ToolChoiceFn, TransformContext, TurnContext,
+};
+pub use event::{AgentEvent, EventSink};
+pub use hooks::{
+    AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallHook,
+    BeforeToolCallResult,
+};
+pub use message::{
+    AgentMessage, AssistantMessage, ContentBlock, Cost, CustomMessage, ImageContent, StopReason, TextContent,
+    ThinkingContent, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage, now_ms,
+};
+pub use model::{
+    AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, StreamFn, StreamOptions, ThinkingLevel,
+    ToolChoice, default_stream_fn, set_default_stream_fn,
+};
+pub use queue::{MessageQueue, QueueMode};
+pub use tool::{
+    AgentTool, FnTool, ToolContext, ToolError, ToolExecutionMode, ToolResult, ToolUpdateSink, Typed, TypedTool,
+    typed_tool,
+};
+pub use validate::ToolParameters;

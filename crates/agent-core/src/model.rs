@@ -1,0 +1,368 @@
+//! The model boundary: model descriptions, the request context, and the streaming trait.
+//!
+//! A model is reached through one trait, [`StreamFn`]: given a [`Model`], an [`LlmContext`] and
+//! [`StreamOptions`], it returns a stream of [`AssistantMessageEvent`]s. The stream never fails:
+//! request, network and model errors are encoded as a final [`AssistantMessageEvent::Error`]
+//! whose message has `stopReason` `error` or `aborted` and an `errorMessage`.
+//!
+//! Provider crates implement [`StreamFn`] over HTTP; [`crate::faux::FauxModel`] implements it
+//! from a script for tests, benchmarks and the offline demo.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::message::{AgentMessage, AssistantMessage, StopReason, ToolCall};
+use crate::tool::AgentTool;
+
+/// Price of a model in dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCost {
+    /// Input tokens.
+    pub input: f64,
+    /// Output tokens.
+    pub output: f64,
+    /// Cache reads.
+    pub cache_read: f64,
+    /// Cache writes.
+    pub cache_write: f64,
+}
+
+/// A model and how to reach it, in the shape of pi's `Model` (and `models.json` entries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    /// Model id sent to the provider.
+    pub id: String,
+    /// Human-readable name.
+    pub name: String,
+    /// Wire API (`openai-completions`, `anthropic-messages`, `openai-responses`, `faux`, …).
+    pub api: String,
+    /// Provider name.
+    pub provider: String,
+    /// Base URL of the API.
+    pub base_url: String,
+    /// Whether the model can reason (thinking levels apply).
+    pub reasoning: bool,
+    /// Accepted input kinds: `text`, `image`.
+    pub input: Vec<String>,
+    /// Prices per million tokens.
+    pub cost: ModelCost,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Maximum output tokens.
+    pub max_tokens: u64,
+    /// Extra HTTP headers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Per-API compatibility overrides (pi's `compat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<Value>,
+}
+
+impl Model {
+    /// The placeholder model a fresh [`crate::Agent`] starts with (pi's `"unknown"`).
+    pub fn unknown() -> Self {
+        Model {
+            id: "unknown".into(),
+            name: "unknown".into(),
+            api: "unknown".into(),
+            provider: "unknown".into(),
+            base_url: String::new(),
+            reasoning: false,
+            input: vec!["text".into()],
+            cost: ModelCost::default(),
+            context_window: 0,
+            max_tokens: 0,
+        headers: None,
+            compat: None,
+        }
+    }
+}
+
+/// How hard a reasoning model thinks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingLevel {
+    /// No reasoning.
+    #[default]
+    Off,
+    /// Minimal reasoning.
+    Minimal,
+    /// Low.
+    Low,
+    /// Medium.
+    Medium,
+    /// High.
+    High,
+    /// Extra high (some models only).
+    Xhigh,
+    /// Maximum (some models only).
+    Max,
+}
+
+/// Which tool, if any, the model must call.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "type", content = "name")]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// No tool calls.
+    None,
+    /// Some tool call is required.
+    Required,
+    /// This named tool must be called (Anthropic `{type:"tool",name}`, OpenAI
+    /// `{type:"function",name}`).
+    Tool(String),
+}
+
+/// Options of one model request.
+#[derive(Debug, Clone, Default)]
+pub struct StreamOptions {
+    /// API key, resolved before every call.
+    pub api_key: Option<String>,
+    /// Reasoning level; `None` when thinking is off.
+    pub reasoning: Option<ThinkingLevel>,
+    /// Session id for provider-side caching.
+    pub session_id: Option<String>,
+    /// Maximum output tokens.
+    pub max_tokens: Option<u64>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Forced tool choice for this call.
+    pub tool_choice: Option<ToolChoice>,
+    /// Extra HTTP headers.
+    pub headers: BTreeMap<String, String>,
+    /// Cancels the request; the stream then ends with `stopReason: aborted`.
+    pub cancel: CancellationToken,
+}
+
+/// What one model call sees: the system prompt, the messages and the tools.
+///
+/// It borrows from the loop's working context so that building it costs nothing; providers
+/// serialise what they need before returning their stream. Messages with a custom role that
+/// reach a provider are skipped by it.
+#[derive(Clone, Copy)]
+pub struct LlmContext<'a> {
+    /// The system prompt.
+    pub system_prompt: &'a str,
+    /// The conversation, oldest first.
+    pub messages: &'a [AgentMessage],
+    /// The tools the model may call.
+    pub tools: &'a [Arc<dyn AgentTool>],
+}
+
+impl std::fmt::Debug for LlmContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmContext")
+            .field("system_prompt", &self.system_prompt)
+            .field("messages", &self.messages.len())
+            .field("tools", &self.tools.iter().map(|t| t.name()).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// One event of a streaming assistant response (pi-ai's `AssistantMessageEvent`).
+///
+/// Every event but the terminal ones carries `partial`, the message as built so far. It is an
+/// [`Arc`] so that events are cheap to pass around; producers update it with
+/// [`Arc::make_mut`], which copies only when a consumer still holds the previous snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum AssistantMessageEvent {
+    /// The response started.
+    Start {
+        /// The (empty) message so far.
+        partial: Arc<AssistantMessage>,
+    },
+    /// A text block started at `content_index`.
+    TextStart {
+        /// Index of the block in `content`.
+        content_index: usize,
+        /// The message so far.
+        partial: Arc<AssistantMessage>,
+    },
+    /// More text.
+    TextDelta {
+        /// Index of the block in `content`.
+        content_index: usize,
+        /// The new text.
+        delta: String,
+        /// The message so far.
+        partial: Arc<AssistantMessage>,
+    },
+    /// A text block finished.
+    TextEnd {
+        /// Index of the block in `content`.
+        content_index: usize,
+        /// The whole text of the block.
+        content: String,
+        /// The message so far.
+        partial: Arc<AssistantMessage>,
+    },
+    /// A thinking block started.
+    ThinkingStart {
+        /// Index of the block in `content`.
+        content_index: usize,
+        /// The message so far.
+        partial: Arc<AssistantMessage>,
+    },
+    /// More thinking.
+    ThinkingDelta {
+        /// Index of the block in `content`.
+        content_index: usize,
+        /// The new thinking text.
+        delta: String,
+        /// The message so far.
+        partial: Arc<AssistantMessage>,
+    },
+    /// A thinking block finished.
+    ThinkingEnd {
+        /// Index of the block in `content`.
+        content_index: usize,
+        /// The whole thinking text of the block.
+        content: String,
+        /// The message so far.
+        partial: Arc<AssistantMessage>,
+    },
+    /// A tool call started.
+    #[serde(rename = "toolcall_start")]
+    ToolCallStart {
+        /// Index of the block in `content`.
+        content_index: usize,
+        /// The message so far.
+        partial: Arc<AssistantMessage>,
+    },
+    /// More tool-call argument JSON (a raw fragment; `partial` holds the arguments parsed so far).
+    #[serde(rename = "toolcall_delta")]
+    ToolCallDelta {
+        /// Index of the block in `content`.
+        content_index: usize,
+        /// Raw JSON fragment.
+        delta: String,
+        /// The message so far.
+        partial: Arc<AssistantMessage>,
+    },
+    /// A tool call finished.
+    #[serde(rename = "toolcall_end")]
+    ToolCallEnd {
+        /// Index of the block in `content`.
+        content_index: usize,
+        /// The complete call.
+        tool_call: ToolCall,
+        /// The message so far.
+        partial: Arc<AssistantMessage>,
+    },
+    /// The response finished (`reason` is stop, length or toolUse).
+    Done {
+        /// Why it stopped.
+        reason: StopReason,
+        /// The final message.
+        message: AssistantMessage,
+    },
+    /// The response failed (`reason` is error or aborted).
+    Error {
+        /// `error` or `aborted`.
+        reason: StopReason,
+        /// The final message, with `errorMessage`.
+        error: AssistantMessage,
+    },
+}
+
+impl AssistantMessageEvent {
+    /// The message so far, for every non-terminal event.
+    pub fn partial(&self) -> Option<&Arc<AssistantMessage>> {
+        use AssistantMessageEvent as E;
+        match self {
+            E::Start { partial }
+            | E::TextStart { partial, .. }
+            | E::TextDelta { partial, .. }
+            | E::TextEnd { partial, .. }
+            | E::ThinkingStart { partial, .. }
+            | E::ThinkingDelta { partial, .. }
+            | E::ThinkingEnd { partial, .. }
+            | E::ToolCallStart { partial, .. }
+            | E::ToolCallDelta { partial, .. }
+            | E::ToolCallEnd { partial, .. } => Some(partial),
+            E::Done { .. } | E::Error { .. } => None,
+        }
+    }
+
+    /// The `type` string of the event (`text_delta`, `toolcall_end`, …).
+    pub fn kind(&self) -> &'static str {
+        use AssistantMessageEvent as E;
+        match self {
+            E::Start { .. } => "start",
+            E::TextStart { .. } => "text_start",
+            E::TextDelta { .. } => "text_delta",
+            E::TextEnd { .. } => "text_end",
+            E::ThinkingStart { .. } => "thinking_start",
+            E::ThinkingDelta { .. } => "thinking_delta",
+            E::ThinkingEnd { .. } => "thinking_end",
+            E::ToolCallStart { .. } => "toolcall_start",
+            E::ToolCallDelta { .. } => "toolcall_delta",
+            E::ToolCallEnd { .. } => "toolcall_end",
+            E::Done { .. } => "done",
+            E::Error { .. } => "error",
+        }
+    }
+}
+
+/// A stream of assistant-message events, ended by `done` or `error`.
+pub type AssistantMessageStream = BoxStream<'static, AssistantMessageEvent>;
+
+/// The model boundary: start one streaming model call.
+///
+/// Implementations must not fail: every failure is a final [`AssistantMessageEvent::Error`].
+/// They read what they need from `context` before returning (it borrows the loop's state).
+///
+/// Closures of the right shape implement it:
+///
+/// ```
+/// use pi_agent_core::{AssistantMessage, AssistantMessageEvent, StopReason, StreamFn};
+///
+/// let echo = |_model: &pi_agent_core::Model,
+///             _context: &pi_agent_core::LlmContext<'_>,
+///             _options: &pi_agent_core::StreamOptions| {
+///     let message = AssistantMessage { stop_reason: StopReason::Stop, ..Default::default() };
+///     let done = AssistantMessageEvent::Done { reason: StopReason::Stop, message };
+///     Box::pin(futures::stream::iter([done])) as pi_agent_core::AssistantMessageStream
+/// };
+/// let _stream_fn: &dyn StreamFn = &echo;
+/// ```
+pub trait StreamFn: Send + Sync {
+    /// Starts a model call and returns its event stream.
+    fn stream(&self, model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> AssistantMessageStream;
+}
+
+impl<F> StreamFn for F
+where
+    F: Fn(&Model, &LlmContext<'_>, &StreamOptions) -> AssistantMessageStream + Send + Sync,
+{
+    fn stream(&self, model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> AssistantMessageStream {
+        self(model, context, options)
+    }
+}
+
+static DEFAULT_STREAM_FN: RwLock<Option<Arc<dyn StreamFn>>> = RwLock::new(None);
+
+/// Installs the stream function used by loops and agents that were given none
+/// (pi's `setDefaultStreamFn`). `None` removes it.
+pub fn set_default_stream_fn(stream_fn: Option<Arc<dyn StreamFn>>) {
+    let mut slot = DEFAULT_STREAM_FN.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    *slot = stream_fn;
+}
+
+/// The stream function installed with [`set_default_stream_fn`], if any.
+pub fn default_stream_fn() -> Option<Arc<dyn StreamFn>> {
+    DEFAULT_STREAM_FN
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone()
+}
