@@ -8,7 +8,7 @@
 //! * [`model`]: the model boundary, the [`StreamFn`] trait; [`faux`]: a scripted model.
 //! * [`tool`]: the [`AgentTool`] trait, typed tools, [`ToolExecutionMode`]; [`validate`]:
 //!   argument validation with coercion.
-//! * [`agent_loop`]: the loop; [`event`]: its events; [`hooks`]: before/after tool-call hooks.
+//! * [`mod@agent_loop`]: the loop; [`event`]: its events; [`hooks`]: before/after tool-call hooks.
 //! * [`agent`]: the stateful [`Agent`] with steering and follow-up [`queue`]s.
 //!
 //! ```

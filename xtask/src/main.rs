@@ -1,0 +1,71 @@
+//! `cargo xtask`: project automation for the pi workspace. Run `cargo xtask help` or see
+//! `docs/xtask.md`.
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+cargo xtask: project automation for the pi workspace
+
+Usage: cargo xtask <COMMAND> [ARGS]
+
+Commands:
+  ci       the one test command; runs, stopping at the first failure:
+             cargo fmt --all -- --check
+             cargo clippy --workspace --all-targets -- -D warnings
+             cargo test --workspace --all-targets   (INSTA_UPDATE=no CI=true)
+             cargo test --workspace --doc           (INSTA_UPDATE=no CI=true)
+             snapshot check (no pending or unreferenced insta snapshots)
+             layers check
+             cargo doc --workspace --no-deps        (RUSTDOCFLAGS=\"-D warnings\")
+  layers   check the dependencies between our crates against SPEC §2
+           (allowed edges only, no cycles, only pi-coding-agent has a binary)
+  bench    run the benchmarks: cargo bench -p pi-agent-core [ARGS]
+  help     print this text
+
+See docs/xtask.md.
+";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let command = args.next();
+    let rest: Vec<String> = args.collect();
+    let root = xtask::workspace_root();
+    let wants_help = rest.iter().any(|arg| arg == "-h" || arg == "--help");
+
+    let result = match command.as_deref() {
+        Some("help" | "-h" | "--help") => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some("ci" | "layers") if wants_help => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some(command @ ("ci" | "layers")) if !rest.is_empty() => {
+            eprintln!(
+                "error: `cargo xtask {command}` takes no arguments (got {})\n\n{USAGE}",
+                rest.join(" ")
+            );
+            return ExitCode::from(2);
+        }
+        Some("ci") => xtask::ci::run(&root),
+        Some("layers") => xtask::layers::run(&root),
+        Some("bench") => xtask::bench::run(&root, &rest),
+        Some(other) => {
+            eprintln!("error: unknown command `{other}`\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+        None => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
