@@ -378,7 +378,10 @@ impl Agent {
 
     /// Registers a listener called for every event with the active run's cancellation token.
     /// Subscribing emits nothing.
-    pub fn subscribe(&self, listener: impl Fn(&AgentEvent, &CancellationToken) + Send + Sync + 'static) -> Subscription {
+    pub fn subscribe(
+        &self,
+        listener: impl Fn(&AgentEvent, &CancellationToken) + Send + Sync + 'static,
+    ) -> Subscription {
         self.add_listener(Listener::Sync(Arc::new(listener)))
     }
 
@@ -648,7 +651,11 @@ impl AgentSink {
             api: model.api.clone(),
             provider: model.provider.clone(),
             model: model.id.clone(),
-            stop_reason: if aborted { StopReason::Aborted } else { StopReason::Error },
+            stop_reason: if aborted {
+                StopReason::Aborted
+            } else {
+                StopReason::Error
+            },
             error_message: Some(error),
             timestamp: now_ms(),
             ..Default::default()

@@ -43,7 +43,9 @@ use crate::config::{AgentContext, AgentLoopConfig, TurnContext};
 use crate::dispatch::Batch;
 use crate::event::{AgentEvent, EventSink};
 use crate::message::{AgentMessage, AssistantMessage, StopReason, ToolCall, ToolResultMessage, now_ms};
-use crate::model::{AssistantMessageEvent, LlmContext, Model, StreamFn, StreamOptions, ThinkingLevel, default_stream_fn};
+use crate::model::{
+    AssistantMessageEvent, LlmContext, Model, StreamFn, StreamOptions, ThinkingLevel, default_stream_fn,
+};
 
 /// Errors a loop reports before it starts (pi throws these synchronously).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -276,20 +278,25 @@ impl Run<'_> {
                         self.new_messages.push(result);
                     }
                 }
-                if self.after_turn(&message, &tool_results) {
+                let has_turn_hooks =
+                    self.config.prepare_next_turn.is_some() || self.config.should_stop_after_turn.is_some();
+                if has_turn_hooks {
+                    sink.emit(AgentEvent::TurnEnd {
+                        message: AgentMessage::Assistant(message.clone()),
+                        tool_results: tool_results.clone(),
+                    })
+                    .await;
+                    if self.after_turn(&message, &tool_results) {
+                        self.end(sink).await;
+                        return;
+                    }
+                } else {
                     sink.emit(AgentEvent::TurnEnd {
                         message: AgentMessage::Assistant(message),
                         tool_results,
                     })
                     .await;
-                    self.end(sink).await;
-                    return;
                 }
-                sink.emit(AgentEvent::TurnEnd {
-                    message: AgentMessage::Assistant(message),
-                    tool_results,
-                })
-                .await;
                 pending = poll(&self.config.get_steering_messages);
             }
             let follow_ups = poll(&self.config.get_follow_up_messages);
@@ -341,8 +348,14 @@ impl Run<'_> {
 
     /// Emits a prompt / steering / follow-up message and appends it to the transcript.
     async fn deliver(&mut self, message: AgentMessage, sink: &mut dyn EventSink) {
-        sink.emit(AgentEvent::MessageStart { message: message.clone() }).await;
-        sink.emit(AgentEvent::MessageEnd { message: message.clone() }).await;
+        sink.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })
+        .await;
+        sink.emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        })
+        .await;
         self.context.messages.push(message.clone());
         self.new_messages.push(message);
     }
@@ -366,7 +379,7 @@ impl Run<'_> {
 
         let mut api_key = None;
         if let Some(get_api_key) = &self.config.get_api_key {
-            api_key = get_api_key(&self.model.provider).await;
+            api_key = get_api_key(&self.model.provider).await.filter(|key| !key.is_empty());
         }
         let options = StreamOptions {
             api_key: api_key.or_else(|| self.config.api_key.clone()),
@@ -374,7 +387,11 @@ impl Run<'_> {
             session_id: self.config.session_id.clone(),
             max_tokens: self.config.max_tokens,
             temperature: self.config.temperature,
-            tool_choice: self.config.get_tool_choice.as_ref().and_then(|f| f(&self.context.messages)),
+            tool_choice: self
+                .config
+                .get_tool_choice
+                .as_ref()
+                .and_then(|f| f(&self.context.messages)),
             headers: self.config.headers.clone(),
             cancel: self.cancel.clone(),
         };
@@ -433,7 +450,11 @@ impl Run<'_> {
             api: self.model.api.clone(),
             provider: self.model.provider.clone(),
             model: self.model.id.clone(),
-            stop_reason: if aborted { StopReason::Aborted } else { StopReason::Error },
+            stop_reason: if aborted {
+                StopReason::Aborted
+            } else {
+                StopReason::Error
+            },
             error_message: Some(if aborted {
                 "Request was aborted".to_owned()
             } else {

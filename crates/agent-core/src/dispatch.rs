@@ -168,7 +168,9 @@ impl Batch<'_> {
                 Prepared::Ready { tool, args } => {
                     let ready = vec![(index, tool, args)];
                     let mut done = self.execute_all(calls, ready, sink).await;
-                    done.pop().map(|(_, f)| f).unwrap_or_else(|| Finalized::error(OPERATION_ABORTED))
+                    done.pop()
+                        .map(|(_, f)| f)
+                        .unwrap_or_else(|| Finalized::error(OPERATION_ABORTED))
                 }
             };
             let entry = Settled::new(call, &finalized);
@@ -258,7 +260,10 @@ impl Batch<'_> {
         if self.cancel.is_cancelled() {
             return Prepared::Immediate(Finalized::error(OPERATION_ABORTED));
         }
-        Prepared::Ready { tool: tool.clone(), args }
+        Prepared::Ready {
+            tool: tool.clone(),
+            args,
+        }
     }
 
     /// Executes prepared calls together, forwarding their updates and emitting each
@@ -278,7 +283,9 @@ impl Batch<'_> {
                 let _ = tx.send((index, partial));
             });
             let call = calls[index];
-            running.push(Box::pin(async move { (index, self.execute(call, tool, args, updates).await) }));
+            running.push(Box::pin(async move {
+                (index, self.execute(call, tool, args, updates).await)
+            }));
         }
         drop(update_tx);
         let mut done = Vec::with_capacity(running.len());
@@ -300,12 +307,20 @@ impl Batch<'_> {
     }
 
     /// Executes one prepared call and applies `after_tool_call`.
-    async fn execute(&self, call: &ToolCall, tool: Arc<dyn AgentTool>, args: Value, updates: ToolUpdateSink) -> Finalized {
+    async fn execute(
+        &self,
+        call: &ToolCall,
+        tool: Arc<dyn AgentTool>,
+        args: Value,
+        updates: ToolUpdateSink,
+    ) -> Finalized {
         let ctx = ToolContext {
             cancel: self.cancel.clone(),
             updates: updates.clone(),
         };
-        let outcome = AssertUnwindSafe(tool.execute(&call.id, args.clone(), ctx)).catch_unwind().await;
+        let outcome = AssertUnwindSafe(tool.execute(&call.id, args.clone(), ctx))
+            .catch_unwind()
+            .await;
         updates.settle();
         let (mut result, mut is_error) = match outcome {
             Ok(Ok(result)) => (result, false),
@@ -324,7 +339,10 @@ impl Batch<'_> {
                 is_error,
                 messages: self.messages,
             };
-            match AssertUnwindSafe(hook.after_tool_call(ctx, self.cancel)).catch_unwind().await {
+            match AssertUnwindSafe(hook.after_tool_call(ctx, self.cancel))
+                .catch_unwind()
+                .await
+            {
                 Ok(Ok(Some(overrides))) => {
                     if let Some(content) = overrides.content {
                         result.content = content;
@@ -396,6 +414,9 @@ async fn emit_end(sink: &mut dyn EventSink, call: &ToolCall, finalized: &Finaliz
 
 async fn emit_result_message(sink: &mut dyn EventSink, message: &ToolResultMessage) {
     let message = AgentMessage::ToolResult(message.clone());
-    sink.emit(AgentEvent::MessageStart { message: message.clone() }).await;
+    sink.emit(AgentEvent::MessageStart {
+        message: message.clone(),
+    })
+    .await;
     sink.emit(AgentEvent::MessageEnd { message }).await;
 }

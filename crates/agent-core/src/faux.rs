@@ -34,8 +34,8 @@ use crate::message::{
     UserContent, now_ms,
 };
 use crate::model::{
-    AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, StreamFn, StreamOptions, ThinkingLevel,
-    ToolChoice,
+    AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, StreamFn, StreamOptions,
+    ThinkingLevel, ToolChoice,
 };
 
 /// Error text of a call made with an empty response queue.
@@ -414,7 +414,9 @@ fn finish_message(mut message: AssistantMessage, model: &Model, input: u64, cach
         output: price(output, model.cost.output),
         cache_read: price(cache_read, model.cost.cache_read),
         cache_write: 0.0,
-        total: price(input, model.cost.input) + price(output, model.cost.output) + price(cache_read, model.cost.cache_read),
+        total: price(input, model.cost.input)
+            + price(output, model.cost.output)
+            + price(cache_read, model.cost.cache_read),
     };
     message.usage = Usage {
         input,
@@ -550,7 +552,11 @@ impl Streamer {
                 Arc::make_mut(&mut self.partial).content.push(empty.clone());
                 self.source = source;
                 self.offset = 0;
-                self.phase = if self.source.is_empty() { Phase::BlockEnd } else { Phase::Delta };
+                self.phase = if self.source.is_empty() {
+                    Phase::BlockEnd
+                } else {
+                    Phase::Delta
+                };
                 let content_index = self.block;
                 let partial = self.partial.clone();
                 match empty {

@@ -66,8 +66,8 @@ pub use message::{
     ThinkingContent, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage, now_ms,
 };
 pub use model::{
-    AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, StreamFn, StreamOptions, ThinkingLevel,
-    ToolChoice, default_stream_fn, set_default_stream_fn,
+    AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, StreamFn, StreamOptions,
+    ThinkingLevel, ToolChoice, default_stream_fn, set_default_stream_fn,
 };
 pub use queue::{MessageQueue, QueueMode};
 pub use tool::{

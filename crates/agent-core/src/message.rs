@@ -133,6 +133,9 @@ pub struct ToolCall {
     /// Google thought signature, kept for replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
+    /// Tool namespace, for providers that group tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 impl ToolCall {
@@ -143,6 +146,7 @@ impl ToolCall {
             name: name.into(),
             arguments,
             thought_signature: None,
+            namespace: None,
         }
     }
 }
@@ -162,6 +166,10 @@ pub enum StopReason {
     Error,
     /// The request was aborted.
     Aborted,
+    /// A partial message still streaming (pi writes it for in-progress snapshots).
+    Pending,
+    /// The provider deferred the answer (newest pi).
+    Deferred,
 }
 
 /// Token cost in dollars, split like [`Usage`].
@@ -169,15 +177,30 @@ pub enum StopReason {
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
     /// Cost of input tokens.
+    #[serde(serialize_with = "js_number")]
     pub input: f64,
     /// Cost of output tokens.
+    #[serde(serialize_with = "js_number")]
     pub output: f64,
     /// Cost of cache reads.
+    #[serde(serialize_with = "js_number")]
     pub cache_read: f64,
     /// Cost of cache writes.
+    #[serde(serialize_with = "js_number")]
     pub cache_write: f64,
     /// Sum of the above.
+    #[serde(serialize_with = "js_number")]
     pub total: f64,
+}
+
+/// Writes a float the way JavaScript's `JSON.stringify` does: whole numbers without `.0`.
+pub(crate) fn js_number<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    if value.fract() == 0.0 && value.abs() <= MAX_SAFE {
+        serializer.serialize_i64(*value as i64)
+    } else {
+        serializer.serialize_f64(*value)
+    }
 }
 
 /// Token usage of one model response, with its cost.
@@ -220,7 +243,7 @@ impl UserContent {
 
 /// A message from the user (`role: "user"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(tag = "role", rename = "user", rename_all = "camelCase")]
 pub struct UserMessage {
     /// Text or blocks.
     pub content: UserContent,
@@ -240,7 +263,7 @@ impl UserMessage {
 
 /// A response from the model (`role: "assistant"`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(tag = "role", rename = "assistant", rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call blocks in the order the model produced them.
     pub content: Vec<ContentBlock>,
@@ -278,7 +301,7 @@ impl AssistantMessage {
 
 /// The result of one tool call (`role: "toolResult"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(tag = "role", rename = "toolResult", rename_all = "camelCase")]
 pub struct ToolResultMessage {
     /// Id of the tool call this answers.
     pub tool_call_id: String,
@@ -389,28 +412,23 @@ impl From<CustomMessage> for AgentMessage {
     }
 }
 
-/// Serialises `value` as a JSON object with `role` first, the way pi writes messages.
-fn with_role<S: Serializer, T: Serialize>(serializer: S, role: &str, value: &T) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeMap;
-    let value = serde_json::to_value(value).map_err(serde::ser::Error::custom)?;
-    let Value::Object(fields) = value else {
-        return Err(serde::ser::Error::custom("message did not serialise to an object"));
-    };
-    let mut map = serializer.serialize_map(Some(fields.len() + 1))?;
-    map.serialize_entry("role", role)?;
-    for (key, value) in &fields {
-        map.serialize_entry(key, value)?;
-    }
-    map.end()
-}
-
 impl Serialize for AgentMessage {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
         match self {
-            AgentMessage::User(m) => with_role(serializer, "user", m),
-            AgentMessage::Assistant(m) => with_role(serializer, "assistant", m),
-            AgentMessage::ToolResult(m) => with_role(serializer, "toolResult", m),
-            AgentMessage::Custom(m) => with_role(serializer, &m.role, &m.fields),
+            AgentMessage::User(m) => m.serialize(serializer),
+            AgentMessage::Assistant(m) => m.serialize(serializer),
+            AgentMessage::ToolResult(m) => m.serialize(serializer),
+            AgentMessage::Custom(m) => {
+                let mut map = serializer.serialize_map(Some(m.fields.len() + 1))?;
+                map.serialize_entry("role", &m.role)?;
+                for (key, value) in &m.fields {
+                    if key != "role" {
+                        map.serialize_entry(key, value)?;
+                    }
+                }
+                map.end()
+            }
         }
     }
 }
@@ -418,20 +436,21 @@ impl Serialize for AgentMessage {
 impl<'de> Deserialize<'de> for AgentMessage {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut fields = Map::<String, Value>::deserialize(deserializer)?;
-        let role = match fields.remove("role") {
-            Some(Value::String(role)) => role,
+        let role = match fields.get("role") {
+            Some(Value::String(role)) => role.clone(),
             Some(_) => return Err(D::Error::custom("message `role` must be a string")),
             None => return Err(D::Error::missing_field("role")),
         };
-        let rest = Value::Object(fields);
         let message = match role.as_str() {
-            "user" => AgentMessage::User(serde_json::from_value(rest).map_err(D::Error::custom)?),
-            "assistant" => AgentMessage::Assistant(serde_json::from_value(rest).map_err(D::Error::custom)?),
-            "toolResult" => AgentMessage::ToolResult(serde_json::from_value(rest).map_err(D::Error::custom)?),
+            "user" => AgentMessage::User(serde_json::from_value(Value::Object(fields)).map_err(D::Error::custom)?),
+            "assistant" => {
+                AgentMessage::Assistant(serde_json::from_value(Value::Object(fields)).map_err(D::Error::custom)?)
+            }
+            "toolResult" => {
+                AgentMessage::ToolResult(serde_json::from_value(Value::Object(fields)).map_err(D::Error::custom)?)
+            }
             _ => {
-                let Value::Object(fields) = rest else {
-                    return Err(D::Error::custom("message must be an object"));
-                };
+                fields.shift_remove("role");
                 AgentMessage::Custom(CustomMessage { role, fields })
             }
         };

@@ -24,12 +24,16 @@ use crate::tool::AgentTool;
 #[serde(rename_all = "camelCase")]
 pub struct ModelCost {
     /// Input tokens.
+    #[serde(serialize_with = "crate::message::js_number")]
     pub input: f64,
     /// Output tokens.
+    #[serde(serialize_with = "crate::message::js_number")]
     pub output: f64,
     /// Cache reads.
+    #[serde(serialize_with = "crate::message::js_number")]
     pub cache_read: f64,
     /// Cache writes.
+    #[serde(serialize_with = "crate::message::js_number")]
     pub cache_write: f64,
 }
 
@@ -79,7 +83,7 @@ impl Model {
             cost: ModelCost::default(),
             context_window: 0,
             max_tokens: 0,
-        headers: None,
+            headers: None,
             compat: None,
         }
     }
@@ -355,7 +359,9 @@ static DEFAULT_STREAM_FN: RwLock<Option<Arc<dyn StreamFn>>> = RwLock::new(None);
 /// Installs the stream function used by loops and agents that were given none
 /// (pi's `setDefaultStreamFn`). `None` removes it.
 pub fn set_default_stream_fn(stream_fn: Option<Arc<dyn StreamFn>>) {
-    let mut slot = DEFAULT_STREAM_FN.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut slot = DEFAULT_STREAM_FN
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     *slot = stream_fn;
 }
 

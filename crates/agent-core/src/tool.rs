@@ -122,7 +122,9 @@ pub struct ToolError {
 impl ToolError {
     /// A tool error with this message.
     pub fn new(message: impl Into<String>) -> Self {
-        ToolError { message: message.into() }
+        ToolError {
+            message: message.into(),
+        }
     }
 
     /// The message.

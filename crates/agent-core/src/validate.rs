@@ -113,8 +113,15 @@ impl ToolParameters {
             .map(|error| {
                 let mut path = pointer_to_dots(error.instance_path().as_str());
                 if let jsonschema::error::ValidationErrorKind::Required { property } = error.kind() {
-                    let name = property.as_str().map(str::to_owned).unwrap_or_else(|| property.to_string());
-                    path = if path.is_empty() { name } else { format!("{path}.{name}") };
+                    let name = property
+                        .as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| property.to_string());
+                    path = if path.is_empty() {
+                        name
+                    } else {
+                        format!("{path}.{name}")
+                    };
                 }
                 if path.is_empty() {
                     path = "root".into();
@@ -313,7 +320,10 @@ mod tests {
     #[test]
     fn coerces_strings_to_numbers_and_booleans() {
         let out = params()
-            .validate("t", &json!({"path": 5, "offset": "1.5", "limit": "5", "all": "true", "tags": [1, true]}))
+            .validate(
+                "t",
+                &json!({"path": 5, "offset": "1.5", "limit": "5", "all": "true", "tags": [1, true]}),
+            )
             .unwrap();
         assert_eq!(
             out,
@@ -361,6 +371,9 @@ mod tests {
         let p = ToolParameters::of::<Args>();
         assert_eq!(p.schema()["type"], "object");
         assert_eq!(p.schema()["required"], json!(["path"]));
-        assert_eq!(p.validate("t", &json!({"path": "a", "limit": "3"})).unwrap(), json!({"path": "a", "limit": 3}));
+        assert_eq!(
+            p.validate("t", &json!({"path": "a", "limit": "3"})).unwrap(),
+            json!({"path": "a", "limit": 3})
+        );
     }
 }

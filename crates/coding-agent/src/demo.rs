@@ -131,7 +131,10 @@ mod tests {
     async fn demo_runs_a_tool_call_through_the_loop() {
         let text = run("one two three four", |_| {}).await.unwrap();
         assert!(text.starts_with("Let me count the words of your message.\n"), "{text}");
-        assert!(text.contains("→ word_count {\"text\":\"one two three four\"}\n✓ 4 words\n"), "{text}");
+        assert!(
+            text.contains("→ word_count {\"text\":\"one two three four\"}\n✓ 4 words\n"),
+            "{text}"
+        );
         assert!(text.contains("Your message has 4 words."), "{text}");
     }
 }

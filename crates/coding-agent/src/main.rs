@@ -41,7 +41,11 @@ fn main() -> ExitCode {
     if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         let mut piped = String::new();
         if std::io::stdin().read_to_string(&mut piped).is_ok() && !piped.trim().is_empty() {
-            prompt = if prompt.is_empty() { piped } else { format!("{prompt}\n{piped}") };
+            prompt = if prompt.is_empty() {
+                piped
+            } else {
+                format!("{prompt}\n{piped}")
+            };
         }
     }
     if prompt.trim().is_empty() {
