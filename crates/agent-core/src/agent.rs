@@ -443,6 +443,9 @@ impl Agent {
     }
 
     /// Starts a run with new messages and waits until it and its listeners finished.
+    ///
+    /// The run is spawned on the current tokio runtime, so dropping this future does not stop
+    /// it: use [`Agent::abort`] and [`Agent::wait_for_idle`] for that.
     pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
         let PromptInput::Messages(prompts) = input.into();
         let handle = self.start(
@@ -543,7 +546,7 @@ impl Agent {
             let failure = match outcome {
                 Ok(Ok(_)) => None,
                 Ok(Err(error)) => Some(error.to_string()),
-                Err(payload) => Some(panic_message(payload.as_ref())),
+                Err(payload) => Some(crate::dispatch::panic_text(payload.as_ref())),
             };
             if let Some(error) = failure {
                 sink.emit_failure(&config.model, error).await;
@@ -585,16 +588,6 @@ impl Agent {
                 .unwrap_or_default()
         }));
         config
-    }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "Agent run failed".to_owned()
     }
 }
 
