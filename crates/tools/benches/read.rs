@@ -1,0 +1,3 @@
+//! Benchmark placeholder: replaced by the real `read` benchmark.
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! Benchmark placeholder: replaced by the real `search` benchmark.
+
+fn main() {}
