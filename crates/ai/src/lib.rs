@@ -1,13 +1,24 @@
 //! LLM providers for pi.
 //!
-//! This crate will hold the streaming clients for the three wire APIs pi speaks —
-//! `openai-completions` (which also covers Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, Groq …),
-//! `anthropic-messages` and `openai-responses` — each implementing
-//! [`pi_agent_core::StreamFn`], plus the model registry that reads pi's
-//! `~/.pi/agent/models.json`.
+//! Three wire APIs implement [`pi_agent_core::StreamFn`]: `openai-completions` (which also
+//! covers Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, Groq …), `anthropic-messages` and
+//! `openai-responses`. [`Providers`] picks one by the model's `api`. The model registry reads
+//! pi's `~/.pi/agent/models.json` and resolves API keys from the usual environment variables.
 //!
-//! Until those land, the only model available to the workspace is the faux model of
-//! [`pi_agent_core::faux`]; this crate re-exports the model description so downstream code can
-//! already name it from here.
+//! Shared pieces: [`sse`] (an incremental SSE parser), [`partial_json`] (tool-call arguments
+//! parsed while they stream), [`http`] (retries, timeouts, error texts without the key),
+//! [`builder`] (the streamed message and its events), [`transform`] (orphaned tool calls,
+//! failed messages), [`cost`].
+
+pub mod anthropic;
+pub mod builder;
+pub mod cost;
+pub mod driver;
+pub mod http;
+pub mod openai_completions;
+pub mod openai_responses;
+pub mod partial_json;
+pub mod sse;
+pub mod transform;
 
 pub use pi_agent_core::{Model, ModelCost, StreamFn};

@@ -1,0 +1,262 @@
+//! The HTTP side every provider shares: a POST that returns a streaming body, retries with
+//! exponential backoff on 429 / 5xx / overloaded (honouring `retry-after`), connect and idle
+//! timeouts, cancellation, and error texts that carry the status and a body excerpt but never
+//! the API key.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// Retry and timeout settings of a provider client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpOptions {
+    /// Retries after the first attempt for 429, 5xx and overloaded responses.
+    pub max_retries: u32,
+    /// First backoff delay; doubled on every retry.
+    pub base_delay: Duration,
+    /// Longest delay between attempts (also caps `retry-after`).
+    pub max_retry_delay: Duration,
+    /// Timeout for establishing the connection.
+    pub connect_timeout: Duration,
+    /// Longest silence allowed between two body chunks (and before the response headers).
+    pub idle_timeout: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            max_retries: 3,
+            base_delay: Duration::from_secs(1),
+            max_retry_delay: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Why a request failed; [`std::fmt::Display`] is the text shown to the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    /// The run was aborted.
+    #[error("Request was aborted")]
+    Aborted,
+    /// The server answered with an error status.
+    #[error("{status} status code: {body}")]
+    Status {
+        /// HTTP status.
+        status: u16,
+        /// Excerpt of the response body.
+        body: String,
+    },
+    /// No connection, a reset, a timeout.
+    #[error("{0}")]
+    Transport(String),
+}
+
+/// Longest body excerpt kept in an error text.
+const BODY_EXCERPT_CHARS: usize = 1000;
+
+/// Replaces every occurrence of `secret` in `text` with `[redacted]`.
+pub fn redact(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(secret) if secret.len() >= 4 => text.replace(secret, "[redacted]"),
+        _ => text.to_owned(),
+    }
+}
+
+fn excerpt(body: &str) -> String {
+    let body = body.trim();
+    match body.char_indices().nth(BODY_EXCERPT_CHARS) {
+        Some((end, _)) => format!("{}…", &body[..end]),
+        None => body.to_owned(),
+    }
+}
+
+/// Whether a failed status (with its body) is worth retrying.
+fn retryable(status: u16, body: &str) -> bool {
+    status == 429 || status >= 500 || body.contains("overloaded")
+}
+
+/// The delay a `retry-after` header asks for (seconds or an HTTP date).
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or_default())
+}
+
+/// A request to send.
+#[derive(Debug, Clone)]
+pub struct HttpRequest<'a> {
+    /// Full URL.
+    pub url: String,
+    /// Headers, API key included.
+    pub headers: Vec<(String, String)>,
+    /// JSON body.
+    pub body: &'a Value,
+    /// The API key, so that error texts can redact it.
+    pub secret: Option<&'a str>,
+}
+
+/// A shareable HTTP client with the provider retry policy.
+#[derive(Debug, Clone)]
+pub struct HttpClient {
+    client: reqwest::Client,
+    options: HttpOptions,
+}
+
+impl Default for HttpClient {
+    fn default() -> Self {
+        HttpClient::new(HttpOptions::default())
+    }
+}
+
+impl HttpClient {
+    /// A client with these options.
+    pub fn new(options: HttpOptions) -> Self {
+        let client = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .build()
+            .unwrap_or_default();
+        HttpClient { client, options }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &HttpOptions {
+        &self.options
+    }
+
+    /// POSTs `request` and returns the body as a stream of chunks, retrying as configured.
+    pub async fn post_stream(
+        &self,
+        request: &HttpRequest<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<impl Stream<Item = Result<Bytes, HttpError>> + Send + 'static, HttpError> {
+        let mut attempt = 0;
+        loop {
+            let mut builder = self
+                .client
+                .post(&request.url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(serde_json::to_vec(request.body).unwrap_or_default());
+            for (name, value) in &request.headers {
+                builder = builder.header(name, value);
+            }
+            let sent = tokio::select! {
+                _ = cancel.cancelled() => return Err(HttpError::Aborted),
+                sent = tokio::time::timeout(self.options.idle_timeout, builder.send()) => sent,
+            };
+            let failure = match sent {
+                Err(_) => HttpError::Transport(format!(
+                    "Request timed out after {} seconds",
+                    self.options.idle_timeout.as_secs()
+                )),
+                Ok(Err(error)) => HttpError::Transport(redact(&error.to_string(), request.secret)),
+                Ok(Ok(response)) if response.status().is_success() => {
+                    return Ok(self.body_stream(response, cancel.clone(), request.secret.map(str::to_owned)));
+                }
+                Ok(Ok(response)) => {
+                    let status = response.status().as_u16();
+                    let wait = retry_after(response.headers());
+                    let body = response.text().await.unwrap_or_default();
+                    let error = HttpError::Status {
+                        status,
+                        body: redact(&excerpt(&body), request.secret),
+                    };
+                    if attempt < self.options.max_retries && retryable(status, &body) {
+                        self.backoff(attempt, wait, cancel).await?;
+                        attempt += 1;
+                        continue;
+                    }
+                    return Err(error);
+                }
+            };
+            if attempt < self.options.max_retries {
+                self.backoff(attempt, None, cancel).await?;
+                attempt += 1;
+                continue;
+            }
+            return Err(failure);
+        }
+    }
+
+    async fn backoff(
+        &self,
+        attempt: u32,
+        asked: Option<Duration>,
+        cancel: &CancellationToken,
+    ) -> Result<(), HttpError> {
+        let exponential = self.options.base_delay.saturating_mul(2u32.saturating_pow(attempt));
+        let delay = asked.unwrap_or(exponential).min(self.options.max_retry_delay);
+        tokio::select! {
+            _ = cancel.cancelled() => Err(HttpError::Aborted),
+            _ = tokio::time::sleep(delay) => Ok(()),
+        }
+    }
+
+    fn body_stream(
+        &self,
+        response: reqwest::Response,
+        cancel: CancellationToken,
+        secret: Option<String>,
+    ) -> impl Stream<Item = Result<Bytes, HttpError>> + Send + 'static {
+        let idle = self.options.idle_timeout;
+        let body = response.bytes_stream();
+        futures::stream::unfold(
+            (Box::pin(body), cancel, secret, false),
+            move |(mut body, cancel, secret, done)| async move {
+                if done {
+                    return None;
+                }
+                let next = tokio::select! {
+                    _ = cancel.cancelled() => return Some((Err(HttpError::Aborted), (body, cancel, secret, true))),
+                    next = tokio::time::timeout(idle, body.next()) => next,
+                };
+                match next {
+                    Err(_) => {
+                        let error =
+                            HttpError::Transport(format!("Stream idle for more than {} seconds", idle.as_secs()));
+                        Some((Err(error), (body, cancel, secret, true)))
+                    }
+                    Ok(None) => None,
+                    Ok(Some(Ok(bytes))) => Some((Ok(bytes), (body, cancel, secret, false))),
+                    Ok(Some(Err(error))) => {
+                        let error = HttpError::Transport(redact(&error.to_string(), secret.as_deref()));
+                        Some((Err(error), (body, cancel, secret, true)))
+                    }
+                }
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_and_excerpts() {
+        assert_eq!(redact("key sk-abc123 bad", Some("sk-abc123")), "key [redacted] bad");
+        assert_eq!(excerpt(&"x".repeat(2000)).chars().count(), BODY_EXCERPT_CHARS + 1);
+    }
+
+    #[test]
+    fn retry_policy() {
+        assert!(retryable(429, ""));
+        assert!(retryable(503, ""));
+        assert!(retryable(400, r#"{"type":"overloaded_error"}"#));
+        assert!(!retryable(401, "bad key"));
+    }
+
+    #[test]
+    fn retry_after_seconds() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::RETRY_AFTER, "2".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+    }
+}

@@ -1,0 +1,209 @@
+//! Parsing tool-call arguments while they stream in.
+//!
+//! Providers send a tool call's arguments as raw JSON fragments. [`ArgumentsAccumulator`] keeps
+//! the text received so far and parses it best-effort after every fragment: an unfinished string
+//! is closed, a dangling key, `:` or `,` is dropped and open objects and arrays are closed, so
+//! the UI sees `{"path": "src/ma` as `{"path": "src/ma"}`. The final parse of the complete text
+//! is exact.
+//!
+//! ```
+//! use pi_ai::partial_json::{ArgumentsAccumulator, parse_partial_json};
+//! use serde_json::json;
+//!
+//! assert_eq!(parse_partial_json(r#"{"path": "src/ma"#), json!({"path": "src/ma"}));
+//! let mut args = ArgumentsAccumulator::default();
+//! args.push(r#"{"a": [1, 2"#);
+//! assert_eq!(args.current(), json!({"a": [1, 2]}));
+//! args.push("]}");
+//! assert_eq!(args.finish().unwrap(), json!({"a": [1, 2]}));
+//! ```
+
+use serde_json::{Map, Value};
+
+/// The state of a scan over a JSON prefix.
+struct Scan {
+    stack: Vec<char>,
+    in_string: bool,
+    escaped: bool,
+}
+
+fn scan(text: &str) -> Scan {
+    let mut scan = Scan {
+        stack: Vec::new(),
+        in_string: false,
+        escaped: false,
+    };
+    for c in text.chars() {
+        if scan.in_string {
+            if scan.escaped {
+                scan.escaped = false;
+            } else if c == '\\' {
+                scan.escaped = true;
+            } else if c == '"' {
+                scan.in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => scan.in_string = true,
+            '{' => scan.stack.push('}'),
+            '[' => scan.stack.push(']'),
+            '}' | ']' => {
+                scan.stack.pop();
+            }
+            _ => {}
+        }
+    }
+    scan
+}
+
+/// Completes a JSON prefix by closing its open string and containers.
+fn complete(prefix: &str) -> String {
+    let state = scan(prefix);
+    let mut text = prefix.to_owned();
+    if state.in_string {
+        if state.escaped {
+            text.pop();
+        }
+        // An unfinished \uXXXX escape cannot be closed; drop it.
+        if let Some(pos) = text.rfind("\\u")
+            && text[pos + 2..].len() < 4
+            && !text[..pos].ends_with('\\')
+        {
+            text.truncate(pos);
+        }
+        text.push('"');
+    }
+    let trimmed_len = text.trim_end().len();
+    text.truncate(trimmed_len);
+    if text.ends_with(',') {
+        text.pop();
+    } else if text.ends_with(':') {
+        text.push_str("null");
+    }
+    for closer in state.stack.iter().rev() {
+        text.push(*closer);
+    }
+    text
+}
+
+/// Parses a possibly unfinished JSON text; returns `{}` when nothing usable was received.
+pub fn parse_partial_json(text: &str) -> Value {
+    if text.trim().is_empty() {
+        return Value::Object(Map::new());
+    }
+    if let Ok(value) = serde_json::from_str(text) {
+        return value;
+    }
+    let mut prefix = text;
+    while !prefix.is_empty() {
+        if let Ok(value) = serde_json::from_str::<Value>(&complete(prefix)) {
+            return value;
+        }
+        // Drop the last character (a partial number, literal or key) and try again.
+        let cut = prefix.char_indices().last().map_or(0, |(i, _)| i);
+        prefix = &prefix[..cut];
+    }
+    Value::Object(Map::new())
+}
+
+/// Collects a tool call's argument fragments.
+#[derive(Debug, Clone, Default)]
+pub struct ArgumentsAccumulator {
+    text: String,
+}
+
+impl ArgumentsAccumulator {
+    /// Appends a fragment.
+    pub fn push(&mut self, fragment: &str) {
+        self.text.push_str(fragment);
+    }
+
+    /// The raw text so far.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The arguments parsed best-effort from the text so far.
+    pub fn current(&self) -> Value {
+        parse_partial_json(&self.text)
+    }
+
+    /// The final arguments; an empty text is `{}`. Invalid JSON is an error naming the problem.
+    pub fn finish(&self) -> Result<Value, serde_json::Error> {
+        if self.text.trim().is_empty() {
+            return Ok(Value::Object(Map::new()));
+        }
+        serde_json::from_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    #[test]
+    fn completes_common_prefixes() {
+        assert_eq!(parse_partial_json(""), json!({}));
+        assert_eq!(parse_partial_json("{"), json!({}));
+        assert_eq!(parse_partial_json(r#"{"a"#), json!({}));
+        assert_eq!(parse_partial_json(r#"{"a":"#), json!({"a": null}));
+        assert_eq!(parse_partial_json(r#"{"a": 1,"#), json!({"a": 1}));
+        assert_eq!(parse_partial_json(r#"{"a": tr"#), json!({"a": null}));
+        assert_eq!(parse_partial_json(r#"{"a": "x\"#), json!({"a": "x"}));
+        assert_eq!(parse_partial_json(r#"{"a": "\u00"#), json!({"a": ""}));
+        assert_eq!(
+            parse_partial_json(r#"{"a": {"b": [1, {"c": "d"#),
+            json!({"a": {"b": [1, {"c": "d"}]}})
+        );
+    }
+
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(Value::from),
+            "[a-z \\\\\"é\\n]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z]{1,5}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// However the text is split, the final arguments equal a one-shot parse, and no
+        /// intermediate parse panics.
+        #[test]
+        fn chunking_never_changes_the_final_arguments(
+            object in prop::collection::btree_map("[a-z]{1,6}", arb_json(), 0..5),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8),
+        ) {
+            let value = Value::Object(object.into_iter().collect());
+            let text = serde_json::to_string(&value).unwrap();
+            let mut points: Vec<usize> = cuts.iter().map(|i| i.index(text.len() + 1)).collect();
+            points.push(0);
+            points.push(text.len());
+            points.sort_unstable();
+            points.dedup();
+            let mut acc = ArgumentsAccumulator::default();
+            let mut start = 0;
+            for point in points {
+                let end = point.max(start);
+                if !text.is_char_boundary(end) { continue; }
+                acc.push(&text[start..end]);
+                start = end;
+                let _ = acc.current();
+            }
+            acc.push(&text[start..]);
+            prop_assert_eq!(acc.finish().unwrap(), value);
+        }
+    }
+}
