@@ -217,9 +217,9 @@ impl MessageBuilder {
             ContentBlock::ToolCall(ToolCall::new(String::new(), String::new(), serde_json::json!({})))
         });
         let accumulator = self.arguments.entry(content_index).or_default();
-        accumulator.push(fragment);
-        let parsed = accumulator.current();
-        if let Some(ContentBlock::ToolCall(call)) = self.message().content.get_mut(content_index) {
+        if let Some(parsed) = accumulator.push(fragment)
+            && let Some(ContentBlock::ToolCall(call)) = self.message().content.get_mut(content_index)
+        {
             call.arguments = parsed;
         }
         AssistantMessageEvent::ToolCallDelta {

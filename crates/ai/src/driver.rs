@@ -9,7 +9,8 @@
 use futures::StreamExt;
 use pi_agent_core::{AssistantMessageEvent, AssistantMessageStream, Model, StopReason};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use std::collections::VecDeque;
+
 use tokio_util::sync::CancellationToken;
 
 use crate::builder::MessageBuilder;
@@ -58,7 +59,11 @@ pub struct PreparedRequest {
     pub api_key: Option<String>,
 }
 
-/// Runs `request` with `protocol` on a spawned task and returns the event stream.
+/// Runs `request` with `protocol` and returns the event stream.
+///
+/// Nothing is spawned: the request is sent and the body read as the stream is polled, and one
+/// SSE event is mapped per poll, so the builder updates its partial message in place whenever
+/// the consumer has dropped the previous event.
 pub fn drive(
     client: HttpClient,
     model: &Model,
@@ -66,12 +71,22 @@ pub fn drive(
     protocol: impl WireProtocol,
     cancel: CancellationToken,
 ) -> AssistantMessageStream {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let builder = MessageBuilder::new(model);
-    tokio::spawn(run(client, request, protocol, builder, cancel, tx));
-    Box::pin(futures::stream::unfold(rx, |mut rx| async move {
-        let event = rx.recv().await?;
-        Some((event, rx))
+    let state = Driver {
+        client,
+        request,
+        protocol,
+        builder: Some(MessageBuilder::new(model)),
+        cancel,
+        body: None,
+        parser: SseParser::default(),
+        sse: VecDeque::new(),
+        out: VecDeque::new(),
+        started: false,
+        ended: false,
+    };
+    Box::pin(futures::stream::unfold(state, |mut state| async move {
+        let event = state.next_event().await?;
+        Some((event, state))
     }))
 }
 
@@ -83,67 +98,94 @@ pub fn failed(model: &Model, message: String) -> AssistantMessageStream {
     Box::pin(futures::stream::iter([start, error]))
 }
 
-async fn run(
+type Body = futures::stream::BoxStream<'static, Result<bytes::Bytes, HttpError>>;
+
+struct Driver<P> {
     client: HttpClient,
     request: PreparedRequest,
-    mut protocol: impl WireProtocol,
-    mut builder: MessageBuilder,
+    protocol: P,
+    /// `None` once the final event was produced.
+    builder: Option<MessageBuilder>,
     cancel: CancellationToken,
-    tx: mpsc::UnboundedSender<AssistantMessageEvent>,
-) {
-    let secret = request.api_key.as_deref();
-    let send = |event: AssistantMessageEvent| tx.send(event).is_ok();
-    if !send(builder.start()) {
-        return;
-    }
-    let http_request = HttpRequest {
-        url: request.url.clone(),
-        headers: request.headers.clone(),
-        body: &request.body,
-        secret,
-    };
-    let body = match client.post_stream(&http_request, &cancel).await {
-        Ok(body) => body,
-        Err(error) => {
-            let aborted = error == HttpError::Aborted;
-            send(builder.error(redact(&error.to_string(), secret), aborted));
-            return;
-        }
-    };
-    let mut body = std::pin::pin!(body);
-    let mut parser = SseParser::default();
-    let mut out = Vec::new();
-    let flush = |out: &mut Vec<AssistantMessageEvent>| out.drain(..).all(&send);
-    let finish: Result<StopReason, (String, bool)> = 'read: loop {
-        let (events, ended): (Vec<SseEvent>, bool) = match body.next().await {
-            Some(Ok(chunk)) => (parser.feed(&chunk), false),
-            Some(Err(error)) => break Err((error.to_string(), error == HttpError::Aborted)),
-            None => (parser.finish().into_iter().collect(), true),
-        };
-        for event in events {
-            match protocol.on_event(event, &mut builder, &mut out) {
-                Ok(Flow::Continue) => {}
-                Ok(Flow::Finished(reason)) => break 'read Ok(reason),
-                Err(error) => break 'read Err((error, false)),
+    body: Option<Body>,
+    parser: SseParser,
+    sse: VecDeque<SseEvent>,
+    out: VecDeque<AssistantMessageEvent>,
+    started: bool,
+    ended: bool,
+}
+
+impl<P: WireProtocol> Driver<P> {
+    async fn next_event(&mut self) -> Option<AssistantMessageEvent> {
+        loop {
+            if let Some(event) = self.out.pop_front() {
+                return Some(event);
+            }
+            let builder = self.builder.as_mut()?;
+            if !self.started {
+                self.started = true;
+                return Some(builder.start());
+            }
+            if let Some(event) = self.sse.pop_front() {
+                let mut produced = Vec::new();
+                let flow = self.protocol.on_event(event, builder, &mut produced);
+                self.out.extend(produced);
+                match flow {
+                    Ok(Flow::Continue) => {}
+                    Ok(Flow::Finished(reason)) => self.finish(Ok(reason)),
+                    Err(error) => self.finish(Err((error, false))),
+                }
+                continue;
+            }
+            if self.ended {
+                let mut produced = Vec::new();
+                let result = self.protocol.on_body_end(builder, &mut produced);
+                self.out.extend(produced);
+                self.finish(result.map_err(|error| (error, false)));
+                continue;
+            }
+            if self.cancel.is_cancelled() {
+                self.finish(Err((HttpError::Aborted.to_string(), true)));
+                continue;
+            }
+            let Some(body) = self.body.as_mut() else {
+                let request = HttpRequest {
+                    url: self.request.url.clone(),
+                    headers: self.request.headers.clone(),
+                    body: &self.request.body,
+                    secret: self.request.api_key.as_deref(),
+                };
+                match self.client.post_stream(&request, &self.cancel).await {
+                    Ok(body) => self.body = Some(Box::pin(body)),
+                    Err(error) => {
+                        let aborted = error == HttpError::Aborted;
+                        self.finish(Err((error.to_string(), aborted)));
+                    }
+                }
+                continue;
+            };
+            match body.next().await {
+                Some(Ok(chunk)) => self.sse.extend(self.parser.feed(&chunk)),
+                Some(Err(error)) => {
+                    let aborted = error == HttpError::Aborted;
+                    self.finish(Err((error.to_string(), aborted)));
+                }
+                None => {
+                    self.sse.extend(self.parser.finish());
+                    self.ended = true;
+                }
             }
         }
-        if !flush(&mut out) {
-            return;
-        }
-        if ended {
-            break protocol
-                .on_body_end(&mut builder, &mut out)
-                .map_err(|error| (error, false));
-        }
-        if cancel.is_cancelled() {
-            break Err((HttpError::Aborted.to_string(), true));
-        }
-    };
-    if !flush(&mut out) {
-        return;
     }
-    match finish {
-        Ok(reason) => send(builder.done(reason)),
-        Err((message, aborted)) => send(builder.error(redact(&message, secret), aborted)),
-    };
+
+    /// Queues the terminal event and stops the stream after it.
+    fn finish(&mut self, result: Result<StopReason, (String, bool)>) {
+        let Some(builder) = self.builder.take() else { return };
+        self.body = None;
+        let event = match result {
+            Ok(reason) => builder.done(reason),
+            Err((message, aborted)) => builder.error(redact(&message, self.request.api_key.as_deref()), aborted),
+        };
+        self.out.push_back(event);
+    }
 }

@@ -18,7 +18,12 @@ pub mod http;
 pub mod openai_completions;
 pub mod openai_responses;
 pub mod partial_json;
+pub mod providers;
+pub mod registry;
 pub mod sse;
 pub mod transform;
 
+pub use http::{HttpClient, HttpOptions};
 pub use pi_agent_core::{Model, ModelCost, StreamFn};
+pub use providers::{Providers, is_local_url};
+pub use registry::{ModelRegistry, RegistryError};

@@ -12,8 +12,7 @@
 //!
 //! assert_eq!(parse_partial_json(r#"{"path": "src/ma"#), json!({"path": "src/ma"}));
 //! let mut args = ArgumentsAccumulator::default();
-//! args.push(r#"{"a": [1, 2"#);
-//! assert_eq!(args.current(), json!({"a": [1, 2]}));
+//! assert_eq!(args.push(r#"{"a": [1, 2"#), Some(json!({"a": [1, 2]})));
 //! args.push("]}");
 //! assert_eq!(args.finish().unwrap(), json!({"a": [1, 2]}));
 //! ```
@@ -107,16 +106,33 @@ pub fn parse_partial_json(text: &str) -> Value {
     Value::Object(Map::new())
 }
 
+/// Below this size the arguments are re-parsed after every fragment.
+const ALWAYS_REPARSE_BYTES: usize = 1024;
+
 /// Collects a tool call's argument fragments.
+///
+/// Re-parsing the whole text after every fragment would cost time quadratic in the argument
+/// size (a `write` call can carry hundreds of kilobytes), so past 1 KiB the best-effort parse is
+/// refreshed only when the text has grown by an eighth since the last one: the live view lags a
+/// little on huge arguments and the total work stays linear. [`ArgumentsAccumulator::finish`] is
+/// always exact.
 #[derive(Debug, Clone, Default)]
 pub struct ArgumentsAccumulator {
     text: String,
+    parsed_len: usize,
 }
 
 impl ArgumentsAccumulator {
-    /// Appends a fragment.
-    pub fn push(&mut self, fragment: &str) {
+    /// Appends a fragment; returns the refreshed best-effort arguments when they were re-parsed.
+    pub fn push(&mut self, fragment: &str) -> Option<Value> {
         self.text.push_str(fragment);
+        let grown = self.text.len() - self.parsed_len;
+        if self.text.len() <= ALWAYS_REPARSE_BYTES || grown >= self.parsed_len / 8 {
+            self.parsed_len = self.text.len();
+            Some(parse_partial_json(&self.text))
+        } else {
+            None
+        }
     }
 
     /// The raw text so far.
@@ -124,7 +140,7 @@ impl ArgumentsAccumulator {
         &self.text
     }
 
-    /// The arguments parsed best-effort from the text so far.
+    /// The arguments parsed best-effort from the whole text so far.
     pub fn current(&self) -> Value {
         parse_partial_json(&self.text)
     }
@@ -198,11 +214,11 @@ mod tests {
             for point in points {
                 let end = point.max(start);
                 if !text.is_char_boundary(end) { continue; }
-                acc.push(&text[start..end]);
+                let _ = acc.push(&text[start..end]);
                 start = end;
                 let _ = acc.current();
             }
-            acc.push(&text[start..]);
+            let _ = acc.push(&text[start..]);
             prop_assert_eq!(acc.finish().unwrap(), value);
         }
     }

@@ -12,7 +12,8 @@
 //!
 //! let call = ContentBlock::ToolCall(ToolCall::new("c1", "read", serde_json::json!({})));
 //! let assistant = AssistantMessage { content: vec![call], stop_reason: StopReason::ToolUse, ..Default::default() };
-//! let prepared = prepare_messages(&[AgentMessage::user("hi"), assistant.into(), AgentMessage::user("next")]);
+//! let messages = [AgentMessage::user("hi"), assistant.into(), AgentMessage::user("next")];
+//! let prepared = prepare_messages(&messages);
 //! assert_eq!(prepared.len(), 4);
 //! assert_eq!(prepared[2].as_tool_result().unwrap().text(), "No result provided");
 //! ```

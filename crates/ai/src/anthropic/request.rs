@@ -1,0 +1,454 @@
+//! The request we send: endpoint, headers and the JSON body of `POST /v1/messages`.
+
+use std::sync::Arc;
+
+use pi_agent_core::{
+    AgentMessage, AgentTool, AssistantMessage, ContentBlock, LlmContext, Model, StreamOptions, ThinkingLevel,
+    ToolChoice, ToolResultMessage, UserContent,
+};
+use serde_json::{Map, Value, json};
+
+use crate::driver::PreparedRequest;
+use crate::transform::prepare_messages;
+
+/// Base URL used when the model has none.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
+/// The `anthropic-version` header we send.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// `max_tokens` when neither the options nor the model give one.
+pub const DEFAULT_MAX_TOKENS: u64 = 4096;
+
+/// The smallest thinking budget Anthropic accepts.
+pub const MIN_THINKING_BUDGET: u64 = 1024;
+
+/// The Messages endpoint for a base URL.
+///
+/// Trailing slashes are ignored. A base URL that already ends in `/v1` gets `/messages`; any
+/// other gets `/v1/messages`; an empty one means [`DEFAULT_BASE_URL`].
+///
+/// ```
+/// use pi_ai::anthropic::endpoint;
+///
+/// assert_eq!(endpoint("https://api.anthropic.com"), "https://api.anthropic.com/v1/messages");
+/// assert_eq!(endpoint("http://127.0.0.1:8080/v1/"), "http://127.0.0.1:8080/v1/messages");
+/// assert_eq!(endpoint("https://proxy.example/anthropic"), "https://proxy.example/anthropic/v1/messages");
+/// assert_eq!(endpoint(""), "https://api.anthropic.com/v1/messages");
+/// ```
+pub fn endpoint(base_url: &str) -> String {
+    let base = base_url.trim().trim_end_matches('/');
+    let base = if base.is_empty() { DEFAULT_BASE_URL } else { base };
+    if base.ends_with("/v1") {
+        format!("{base}/messages")
+    } else {
+        format!("{base}/v1/messages")
+    }
+}
+
+/// The `budget_tokens` of extended thinking for a reasoning level and a `max_tokens`.
+///
+/// Budgets per level: minimal 1024, low 2048, medium 8192, high 16384, xhigh and max 32000.
+/// The budget is clamped so that at least 1024 tokens stay for the answer, and never below
+/// Anthropic's minimum of 1024; when even that does not fit under `max_tokens` (or the level is
+/// `off`) thinking stays disabled and this returns `None`.
+///
+/// ```
+/// use pi_agent_core::ThinkingLevel;
+/// use pi_ai::anthropic::thinking_budget;
+///
+/// assert_eq!(thinking_budget(ThinkingLevel::Medium, 64_000), Some(8192));
+/// assert_eq!(thinking_budget(ThinkingLevel::High, 8192), Some(7168));
+/// assert_eq!(thinking_budget(ThinkingLevel::Low, 1500), Some(1024));
+/// assert_eq!(thinking_budget(ThinkingLevel::Low, 1024), None);
+/// assert_eq!(thinking_budget(ThinkingLevel::Off, 64_000), None);
+/// ```
+pub fn thinking_budget(level: ThinkingLevel, max_tokens: u64) -> Option<u64> {
+    let wanted = match level {
+        ThinkingLevel::Off => return None,
+        ThinkingLevel::Minimal => 1024,
+        ThinkingLevel::Low => 2048,
+        ThinkingLevel::Medium => 8192,
+        ThinkingLevel::High => 16_384,
+        ThinkingLevel::Xhigh | ThinkingLevel::Max => 32_000,
+    };
+    let budget = wanted
+        .min(max_tokens.saturating_sub(MIN_THINKING_BUDGET))
+        .max(MIN_THINKING_BUDGET);
+    (budget < max_tokens).then_some(budget)
+}
+
+/// Builds the complete request (URL, headers, body) for one call.
+///
+/// Headers: `x-api-key` (when a key is given), `anthropic-version`, `accept:
+/// text/event-stream`, then the model's and the options' headers, later ones replacing earlier
+/// ones of the same name (`content-type` is always `application/json` and cannot be replaced).
+/// See [`super`] for the body.
+pub fn prepare_request(model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> PreparedRequest {
+    let api_key = options.api_key.clone().filter(|key| !key.is_empty());
+    PreparedRequest {
+        url: endpoint(&model.base_url),
+        headers: headers(model, options, api_key.as_deref()),
+        body: body(model, context, options),
+        api_key,
+    }
+}
+
+fn headers(model: &Model, options: &StreamOptions, api_key: Option<&str>) -> Vec<(String, String)> {
+    let mut headers = Vec::new();
+    if let Some(key) = api_key {
+        headers.push(("x-api-key".to_owned(), key.to_owned()));
+    }
+    headers.push(("anthropic-version".to_owned(), ANTHROPIC_VERSION.to_owned()));
+    headers.push(("accept".to_owned(), "text/event-stream".to_owned()));
+    let extra = model.headers.iter().flatten().chain(&options.headers);
+    for (name, value) in extra {
+        if name.eq_ignore_ascii_case("content-type") {
+            continue;
+        }
+        headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
+        headers.push((name.clone(), value.clone()));
+    }
+    headers
+}
+
+/// The JSON body of the request.
+pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> Value {
+    let max_tokens = options
+        .max_tokens
+        .filter(|&n| n > 0)
+        .or((model.max_tokens > 0).then_some(model.max_tokens))
+        .unwrap_or(DEFAULT_MAX_TOKENS);
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("max_tokens".into(), json!(max_tokens));
+    if !context.system_prompt.trim().is_empty() {
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": context.system_prompt, "cache_control": ephemeral()}]),
+        );
+    }
+    body.insert("messages".into(), Value::Array(messages(model, context.messages)));
+    body.insert("stream".into(), json!(true));
+    let has_tools = !context.tools.is_empty();
+    if has_tools {
+        body.insert("tools".into(), context.tools.iter().map(tool).collect());
+    }
+    let choice = options.tool_choice.as_ref().filter(|_| has_tools);
+    let forced = matches!(choice, Some(ToolChoice::Required | ToolChoice::Tool(_)));
+    let budget = match options.reasoning {
+        Some(level) if model.reasoning && !forced => thinking_budget(level, max_tokens),
+        _ => None,
+    };
+    match (budget, options.temperature) {
+        (Some(budget), _) => {
+            body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
+        }
+        (None, Some(temperature)) if temperature.is_finite() => {
+            body.insert("temperature".into(), json!(temperature));
+        }
+        _ => {}
+    }
+    if let Some(choice) = choice {
+        body.insert("tool_choice".into(), tool_choice(choice));
+    }
+    Value::Object(body)
+}
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Anthropic's `tool_choice` for ours.
+pub(crate) fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!({"type": "auto"}),
+        ToolChoice::None => json!({"type": "none"}),
+        ToolChoice::Required => json!({"type": "any"}),
+        ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
+    }
+}
+
+fn tool(tool: &Arc<dyn AgentTool>) -> Value {
+    let mut schema = match tool.parameters().schema() {
+        Value::Object(schema) => schema.clone(),
+        _ => Map::new(),
+    };
+    schema.entry("type").or_insert_with(|| json!("object"));
+    json!({"name": tool.name(), "description": tool.description(), "input_schema": schema})
+}
+
+/// A tool-call id Anthropic accepts (`^[a-zA-Z0-9_-]+$`, at most 64 characters); ids from
+/// other providers are mapped the same way in calls and results, so pairs stay matched.
+pub(crate) fn tool_use_id(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
+}
+
+fn messages(model: &Model, messages: &[AgentMessage]) -> Vec<Value> {
+    let images = model.input.iter().any(|kind| kind == "image");
+    let mut out: Vec<Value> = Vec::new();
+    let mut results: Vec<Value> = Vec::new();
+    let flush = |out: &mut Vec<Value>, results: &mut Vec<Value>| push_user(out, std::mem::take(results));
+    for message in prepare_messages(messages) {
+        match message.as_ref() {
+            AgentMessage::ToolResult(result) => results.push(tool_result(result, images)),
+            AgentMessage::User(user) => {
+                flush(&mut out, &mut results);
+                push_user(&mut out, user_content(&user.content, images));
+            }
+            AgentMessage::Assistant(assistant) => {
+                flush(&mut out, &mut results);
+                let content = assistant_content(model, assistant);
+                if !content.is_empty() {
+                    out.push(json!({"role": "assistant", "content": content}));
+                }
+            }
+            AgentMessage::Custom(_) => {}
+        }
+    }
+    flush(&mut out, &mut results);
+    mark_cache_breakpoint(&mut out);
+    out
+}
+
+/// Appends user blocks, to the previous message when it is the user's too: tool results and
+/// the user text after them form one turn, as Anthropic expects (strict compatible servers
+/// reject two user messages in a row).
+fn push_user(out: &mut Vec<Value>, content: Vec<Value>) {
+    if content.is_empty() {
+        return;
+    }
+    if let Some(last) = out.last_mut()
+        && last["role"] == "user"
+        && let Some(blocks) = last["content"].as_array_mut()
+    {
+        blocks.extend(content);
+        return;
+    }
+    out.push(json!({"role": "user", "content": content}));
+}
+
+/// Puts `cache_control` on the last block of the last message when it is the user's, so the
+/// conversation so far is cached for the next turn.
+fn mark_cache_breakpoint(messages: &mut [Value]) {
+    let Some(last) = messages.last_mut() else {
+        return;
+    };
+    if last["role"] != "user" {
+        return;
+    }
+    if let Some(Value::Object(block)) = last["content"].as_array_mut().and_then(|blocks| blocks.last_mut()) {
+        block.insert("cache_control".into(), ephemeral());
+    }
+}
+
+fn text_block(text: &str) -> Option<Value> {
+    (!text.trim().is_empty()).then(|| json!({"type": "text", "text": text}))
+}
+
+fn image_block(data: &str, mime_type: &str) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": mime_type, "data": data}})
+}
+
+/// Text and image blocks; empty texts are dropped, and images when the model takes none.
+fn media_blocks(blocks: &[ContentBlock], images: bool) -> Vec<Value> {
+    blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => text_block(&text.text),
+            ContentBlock::Image(image) if images => Some(image_block(&image.data, &image.mime_type)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn user_content(content: &UserContent, images: bool) -> Vec<Value> {
+    match content {
+        UserContent::Text(text) => text_block(text).into_iter().collect(),
+        UserContent::Blocks(blocks) => media_blocks(blocks, images),
+    }
+}
+
+fn tool_result(result: &ToolResultMessage, images: bool) -> Value {
+    let mut block = Map::new();
+    block.insert("type".into(), json!("tool_result"));
+    block.insert("tool_use_id".into(), json!(tool_use_id(&result.tool_call_id)));
+    let content = media_blocks(&result.content, images);
+    if !content.is_empty() {
+        block.insert("content".into(), Value::Array(content));
+    }
+    block.insert("is_error".into(), json!(result.is_error));
+    Value::Object(block)
+}
+
+/// Assistant blocks. Thinking is replayed with its signature only to the model that wrote it
+/// (same provider, API and model id): a signed block goes back as `thinking`, a redacted one as
+/// `redacted_thinking`. Thinking without a signature, or from another model, becomes plain
+/// text; redacted thinking from another model is dropped.
+fn assistant_content(model: &Model, assistant: &AssistantMessage) -> Vec<Value> {
+    let same_model = assistant.provider == model.provider && assistant.api == model.api && assistant.model == model.id;
+    let mut blocks = Vec::new();
+    for block in &assistant.content {
+        match block {
+            ContentBlock::Text(text) => blocks.extend(text_block(&text.text)),
+            ContentBlock::Thinking(thinking) => {
+                let signature = thinking.thinking_signature.as_deref().filter(|s| !s.trim().is_empty());
+                let redacted = thinking.redacted == Some(true);
+                match (same_model, redacted, signature) {
+                    (true, true, Some(data)) => blocks.push(json!({"type": "redacted_thinking", "data": data})),
+                    (_, true, _) => {}
+                    (true, false, Some(signature)) => blocks.push(json!({
+                        "type": "thinking",
+                        "thinking": thinking.thinking,
+                        "signature": signature,
+                    })),
+                    (_, false, _) => blocks.extend(text_block(&thinking.thinking)),
+                }
+            }
+            ContentBlock::ToolCall(call) => {
+                let input = match &call.arguments {
+                    Value::Object(_) => call.arguments.clone(),
+                    _ => json!({}),
+                };
+                blocks.push(json!({
+                    "type": "tool_use",
+                    "id": tool_use_id(&call.id),
+                    "name": call.name,
+                    "input": input,
+                }));
+            }
+            ContentBlock::Image(_) => {}
+        }
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_agent_core::{StopReason, ThinkingContent, ToolCall};
+
+    fn model() -> Model {
+        Model {
+            id: "claude-test".into(),
+            api: "anthropic-messages".into(),
+            provider: "anthropic".into(),
+            reasoning: true,
+            max_tokens: 32_000,
+            ..Model::unknown()
+        }
+    }
+
+    fn body_for(messages: &[AgentMessage], options: &StreamOptions) -> Value {
+        let context = LlmContext {
+            system_prompt: "",
+            messages,
+            tools: &[],
+        };
+        body(&model(), &context, options)
+    }
+
+    #[test]
+    fn tool_choice_mapping() {
+        assert_eq!(tool_choice(&ToolChoice::Auto), json!({"type": "auto"}));
+        assert_eq!(tool_choice(&ToolChoice::None), json!({"type": "none"}));
+        assert_eq!(tool_choice(&ToolChoice::Required), json!({"type": "any"}));
+        assert_eq!(
+            tool_choice(&ToolChoice::Tool("resolve".into())),
+            json!({"type": "tool", "name": "resolve"})
+        );
+    }
+
+    #[test]
+    fn tool_ids_are_normalised() {
+        assert_eq!(tool_use_id("call_1|fc.2"), "call_1_fc_2");
+        assert_eq!(tool_use_id(&"x".repeat(80)).len(), 64);
+    }
+
+    #[test]
+    fn thinking_replaces_temperature_and_tool_choice_without_tools_is_dropped() {
+        let options = StreamOptions {
+            reasoning: Some(ThinkingLevel::Low),
+            temperature: Some(0.5),
+            tool_choice: Some(ToolChoice::Required),
+            ..Default::default()
+        };
+        let body = body_for(&[AgentMessage::user("hi")], &options);
+        assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
+        assert!(body.get("temperature").is_none());
+        assert!(body.get("tool_choice").is_none());
+        assert!(body.get("system").is_none());
+        assert_eq!(body["max_tokens"], 32_000);
+
+        let options = StreamOptions {
+            temperature: Some(0.5),
+            max_tokens: Some(100),
+            ..Default::default()
+        };
+        let body = body_for(&[AgentMessage::user("hi")], &options);
+        assert_eq!(body["temperature"], 0.5);
+        assert_eq!(body["max_tokens"], 100);
+        assert!(body.get("thinking").is_none());
+    }
+
+    #[test]
+    fn images_are_dropped_for_text_only_models_and_empty_messages_vanish() {
+        let mut text_only = model();
+        text_only.input = vec!["text".into()];
+        let user = AgentMessage::User(pi_agent_core::UserMessage {
+            content: UserContent::Blocks(vec![ContentBlock::image("AAAA", "image/png")]),
+            timestamp: 0,
+        });
+        let context = LlmContext {
+            system_prompt: "",
+            messages: std::slice::from_ref(&user),
+            tools: &[],
+        };
+        assert_eq!(
+            body(&text_only, &context, &StreamOptions::default())["messages"],
+            json!([])
+        );
+    }
+
+    #[test]
+    fn foreign_thinking_becomes_text() {
+        let assistant = AssistantMessage {
+            content: vec![
+                ContentBlock::Thinking(ThinkingContent {
+                    thinking: "hmm".into(),
+                    thinking_signature: Some("sig".into()),
+                    redacted: None,
+                }),
+                ContentBlock::Thinking(ThinkingContent {
+                    thinking: "[Reasoning redacted]".into(),
+                    thinking_signature: Some("blob".into()),
+                    redacted: Some(true),
+                }),
+                ContentBlock::ToolCall(ToolCall::new("c1", "t", json!("not an object"))),
+            ],
+            api: "openai-responses".into(),
+            provider: "openai".into(),
+            model: "gpt".into(),
+            stop_reason: StopReason::ToolUse,
+            ..Default::default()
+        };
+        let messages = [AgentMessage::user("q"), assistant.into()];
+        let body = body_for(&messages, &StreamOptions::default());
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([
+                {"type": "text", "text": "hmm"},
+                {"type": "tool_use", "id": "c1", "name": "t", "input": {}}
+            ])
+        );
+    }
+}

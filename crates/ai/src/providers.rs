@@ -1,0 +1,173 @@
+//! The dispatcher: one [`StreamFn`] for every wire API, chosen by the model's `api`.
+//!
+//! [`Providers`] resolves what a request needs besides the model and context — the API key (the
+//! call's own, else the registry's, else the provider's usual environment variable) and the
+//! model's header values — and hands the call to `openai_completions`, `anthropic` or
+//! `openai_responses`. A model of another API fails with pi's text
+//! `No API provider registered for api: <api>`; a remote provider without a key fails with
+//! `No API key for provider: <name>` before anything is sent. Servers on the local machine
+//! (`localhost`, `127.0.0.1`, `[::1]`) need no key.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use pi_agent_core::{AgentLoopConfig, StreamFn};
+//! use pi_ai::{ModelRegistry, Providers};
+//!
+//! let registry = Arc::new(ModelRegistry::load_default().unwrap());
+//! let model = registry.find_by_pattern("anthropic/claude-sonnet-4-5").unwrap().clone();
+//! let providers: Arc<dyn StreamFn> = Arc::new(Providers::default().with_registry(registry));
+//! let config = AgentLoopConfig::new(model).with_stream_fn(providers);
+//! ```
+
+use std::sync::Arc;
+
+use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamFn, StreamOptions};
+
+use crate::driver;
+use crate::http::HttpClient;
+use crate::registry::{ModelRegistry, env_var_for_provider};
+
+/// The wire APIs this crate implements.
+pub const SUPPORTED_APIS: &[&str] = &["openai-completions", "anthropic-messages", "openai-responses"];
+
+/// Whether `base_url` points at this machine (such servers need no API key).
+pub fn is_local_url(base_url: &str) -> bool {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = if let Some(bracketed) = host_port.strip_prefix('[') {
+        bracketed.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    let host = host.to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host == "0.0.0.0"
+        || host
+            .strip_prefix("127.")
+            .is_some_and(|rest| rest.split('.').count() == 3 && rest.split('.').all(|part| part.parse::<u8>().is_ok()))
+}
+
+/// Streams responses over whichever wire API the model uses.
+#[derive(Debug, Clone, Default)]
+pub struct Providers {
+    client: HttpClient,
+    registry: Option<Arc<ModelRegistry>>,
+}
+
+impl Providers {
+    /// A dispatcher sending requests with `client`; keys come from the call or the process
+    /// environment.
+    pub fn new(client: HttpClient) -> Self {
+        Providers { client, registry: None }
+    }
+
+    /// Resolves keys and header values through `registry` (its `models.json` `apiKey`s and its
+    /// environment).
+    #[must_use]
+    pub fn with_registry(mut self, registry: Arc<ModelRegistry>) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// The HTTP client.
+    pub fn client(&self) -> &HttpClient {
+        &self.client
+    }
+
+    /// The registry, if any.
+    pub fn registry(&self) -> Option<&Arc<ModelRegistry>> {
+        self.registry.as_ref()
+    }
+
+    fn api_key(&self, model: &Model, options: &StreamOptions) -> Option<String> {
+        if let Some(key) = options.api_key.as_ref().filter(|key| !key.is_empty()) {
+            return Some(key.clone());
+        }
+        match &self.registry {
+            Some(registry) => registry.api_key_for(&model.provider),
+            None => {
+                let var = env_var_for_provider(&model.provider)?;
+                std::env::var(var).ok().filter(|key| !key.is_empty())
+            }
+        }
+    }
+}
+
+impl StreamFn for Providers {
+    fn stream(&self, model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> AssistantMessageStream {
+        let api = model.api.as_str();
+        if !SUPPORTED_APIS.contains(&api) {
+            return driver::failed(model, format!("No API provider registered for api: {api}"));
+        }
+        let api_key = self.api_key(model, options);
+        if api_key.is_none() && !is_local_url(&model.base_url) {
+            let hint = match env_var_for_provider(&model.provider) {
+                Some(var) => format!("set {var} or \"apiKey\" for the provider in models.json"),
+                None => "set \"apiKey\" for the provider in models.json".to_owned(),
+            };
+            return driver::failed(model, format!("No API key for provider: {} ({hint})", model.provider));
+        }
+        let mut options = options.clone();
+        options.api_key = api_key;
+        let resolved;
+        let mut model = model;
+        if let Some(registry) = &self.registry {
+            if let Some(headers) = &model.headers {
+                resolved = Model {
+                    headers: Some(registry.resolve_headers(headers)),
+                    ..model.clone()
+                };
+                model = &resolved;
+            }
+            if registry.uses_auth_header(&model.provider)
+                && let Some(key) = &options.api_key
+                && !options
+                    .headers
+                    .keys()
+                    .any(|name| name.eq_ignore_ascii_case("authorization"))
+            {
+                options
+                    .headers
+                    .insert("authorization".to_owned(), format!("Bearer {key}"));
+            }
+        }
+        match api {
+            "openai-completions" => crate::openai_completions::stream(&self.client, model, context, &options),
+            "anthropic-messages" => crate::anthropic::stream(&self.client, model, context, &options),
+            _ => crate::openai_responses::stream(&self.client, model, context, &options),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_urls() {
+        for url in [
+            "http://localhost:11434/v1",
+            "http://LOCALHOST/v1",
+            "http://127.0.0.1:8080",
+            "http://127.1.2.3/v1",
+            "http://[::1]:1234/v1",
+            "http://0.0.0.0:8000/v1",
+            "http://user:pw@localhost/v1",
+            "http://ollama.localhost/v1",
+        ] {
+            assert!(is_local_url(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "http://127.0.0.1.example.com/v1",
+            "http://localhost.example.com/v1",
+            "http://10.0.0.5:11434/v1",
+            "",
+        ] {
+            assert!(!is_local_url(url), "{url}");
+        }
+    }
+}
