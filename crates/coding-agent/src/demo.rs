@@ -56,8 +56,8 @@ fn answer(request: &FauxRequest<'_>) -> pi_agent_core::AssistantMessage {
         .unwrap_or_else(|| "no".to_owned());
     faux_assistant_message(vec![faux_text(format!(
         "Your message has {counted}. This answer came from pi's offline demo model through the real agent \
-         loop. Configure a provider (for example set ANTHROPIC_API_KEY or OPENAI_API_KEY) once pi's \
-         providers land to talk to a real model."
+         loop. The providers for real models live in pi-ai (see docs/providers.md); the pi command line \
+         that selects them is still being built."
     ))])
 }
 

@@ -14,8 +14,8 @@ Options:
   -h, --help     Show this help
   -v, --version  Show the version
 
-No model provider is available in this build yet, so pi runs its offline demo model:
-the real agent loop, streaming and tool dispatch, driven by a scripted model.
+This build's command line does not select a model provider yet, so pi runs its offline
+demo model: the real agent loop, streaming and tool dispatch, driven by a scripted model.
 ";
 
 fn main() -> ExitCode {
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    eprintln!("No model provider is configured in this build; running pi's offline demo model.");
+    eprintln!("This build's CLI does not select a model provider yet; running pi's offline demo model.");
     let outcome = runtime.block_on(pi_coding_agent::demo::run(&prompt, |text| {
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(text.as_bytes());
