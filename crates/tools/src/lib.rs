@@ -26,6 +26,7 @@ pub mod find;
 pub mod grep;
 pub mod ls;
 pub mod mutation_queue;
+pub mod node;
 pub mod path;
 pub mod read;
 pub mod truncate;

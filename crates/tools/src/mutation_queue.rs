@@ -72,7 +72,10 @@ impl Drop for FileMutationGuard {
 
 /// Waits for `path`'s turn in the queue (FIFO) and returns the guard that holds it.
 pub async fn lock_file(path: &Path) -> FileMutationGuard {
-    let key = queue_key(path);
+    let owned = path.to_path_buf();
+    let key = tokio::task::spawn_blocking(move || queue_key(&owned))
+        .await
+        .unwrap_or_else(|_| path.to_path_buf());
     let lock = {
         let mut map = locks().lock().unwrap_or_else(|p| p.into_inner());
         map.entry(key.clone()).or_default().clone()

@@ -15,7 +15,10 @@
 use std::path::{Path, PathBuf};
 
 fn is_unicode_space(c: char) -> bool {
-    matches!(c, '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}')
+    matches!(
+        c,
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
 }
 
 /// The user's home directory, from `$HOME`.
@@ -27,7 +30,10 @@ pub fn home_dir() -> Option<PathBuf> {
 /// directory.
 pub fn expand_path(input: &str) -> PathBuf {
     let input = input.strip_prefix('@').unwrap_or(input);
-    let normalised: String = input.chars().map(|c| if is_unicode_space(c) { ' ' } else { c }).collect();
+    let normalised: String = input
+        .chars()
+        .map(|c| if is_unicode_space(c) { ' ' } else { c })
+        .collect();
     if normalised == "~" {
         if let Some(home) = home_dir() {
             return home;
@@ -40,10 +46,16 @@ pub fn expand_path(input: &str) -> PathBuf {
     PathBuf::from(normalised)
 }
 
-/// Resolves a model-supplied path against `cwd`.
+/// Resolves a model-supplied path against `cwd`, normalising `.` and `..` lexically the way
+/// Node's `path.resolve` does.
 pub fn resolve_path(cwd: &Path, input: &str) -> PathBuf {
     let expanded = expand_path(input);
-    if expanded.is_absolute() { expanded } else { cwd.join(expanded) }
+    let joined = if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    };
+    crate::node::normalize_path(&joined)
 }
 
 /// `path` relative to `base` with `/` separators, or `path` itself when it is not under `base`.
@@ -66,7 +78,8 @@ mod tests {
     fn strips_at_and_normalises_spaces() {
         let cwd = Path::new("/w");
         assert_eq!(resolve_path(cwd, "@a\u{00A0}b.txt"), Path::new("/w/a b.txt"));
-        assert_eq!(resolve_path(cwd, "a/../b"), Path::new("/w/a/../b"));
+        assert_eq!(resolve_path(cwd, "a/../b"), Path::new("/w/b"));
+        assert_eq!(resolve_path(cwd, "."), Path::new("/w"));
     }
 
     #[test]

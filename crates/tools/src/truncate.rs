@@ -232,7 +232,10 @@ mod tests {
         let r = truncate_head("a\nb\nc", opts(2, 100));
         assert_eq!((r.content.as_str(), r.truncated_by), ("a\nb", Some(TruncatedBy::Lines)));
         let r = truncate_head("aaaa\nbbbb\ncccc", opts(10, 9));
-        assert_eq!((r.content.as_str(), r.truncated_by), ("aaaa\nbbbb", Some(TruncatedBy::Bytes)));
+        assert_eq!(
+            (r.content.as_str(), r.truncated_by),
+            ("aaaa\nbbbb", Some(TruncatedBy::Bytes))
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! insta::assert_snapshot!("read_basic", fx.render(&out));
 //! ```
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,7 +40,9 @@ impl Outcome {
 
     /// The successful result; panics on an error.
     pub fn ok(&self) -> &ToolResult {
-        self.result.as_ref().unwrap_or_else(|e| panic!("expected success, got error: {e}"))
+        self.result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("expected success, got error: {e}"))
     }
 
     /// The error text; panics on success.
@@ -132,7 +134,10 @@ impl Fixture {
             Ok(args) => args,
             Err(message) => return Outcome { result: Err(message) },
         };
-        let result = tool.execute("call-1", args, ctx).await.map_err(|e| e.message().to_owned());
+        let result = tool
+            .execute("call-1", args, ctx)
+            .await
+            .map_err(|e| e.message().to_owned());
         Outcome { result }
     }
 
@@ -190,7 +195,10 @@ impl Fixture {
         };
         let text = self.redact(&outcome.text());
         let details = self.redact(&details);
-        format!("{status}\n--- output ---\n{text}\n{details}--- tree ---\n{}", self.tree())
+        format!(
+            "{status}\n--- output ---\n{text}\n{details}--- tree ---\n{}",
+            self.tree()
+        )
     }
 }
 

@@ -1,0 +1,200 @@
+//! The `bash` tool: runs a shell command in the working directory and returns its merged
+//! stdout and stderr, tail-truncated to 2000 lines or 50KB with the full output saved to
+//! `<tmpdir>/pi-bash-<16 hex>.log`.
+//!
+//! The command runs as `<shell> -c <command>` in its own process group with stdin closed; on
+//! timeout or abort the whole group is killed. A non-zero exit, an abort or a timeout is an
+//! error whose text still carries the output.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use pi_agent_core::{AgentTool, ToolContext};
+//! use pi_tools::{ToolEnv, bash::BashTool};
+//!
+//! let tool = BashTool::new(ToolEnv::new("/tmp"));
+//! let args = serde_json::json!({"command": "echo hello", "timeout": 5});
+//! let result = tool.execute("call-1", args, ToolContext::detached()).await.unwrap();
+//! // result.content: one text block "hello\n"
+//! # }
+//! ```
+
+mod output;
+mod process;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult};
+use serde_json::{Map, Value, json};
+
+use crate::ToolEnv;
+use output::format_output;
+use process::{Ending, Spec};
+
+/// The description pi gives the model.
+const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. \
+Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to \
+a temp file. Optionally provide a timeout in seconds.";
+
+/// The largest timeout pi accepts, in milliseconds (a 32-bit timer).
+const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
+
+/// pi's `bash` tool.
+pub struct BashTool {
+    env: ToolEnv,
+    parameters: ToolParameters,
+}
+
+impl BashTool {
+    /// The tool running commands in `env.cwd` with `env`'s shell, prefix and variables.
+    pub fn new(env: ToolEnv) -> Self {
+        let parameters = ToolParameters::new(json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Bash command to execute"},
+                "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"}
+            },
+            "required": ["command"]
+        }));
+        BashTool { env, parameters }
+    }
+}
+
+/// Checks the `timeout` argument (seconds) like pi.
+fn parse_timeout(value: Option<&Value>) -> Result<Option<f64>, ToolError> {
+    let seconds = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(value) => value.as_f64().unwrap_or(f64::NAN),
+    };
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(ToolError::new("Invalid timeout: must be a finite number of seconds"));
+    }
+    if seconds * 1000.0 > MAX_TIMEOUT_MS {
+        return Err(ToolError::new("Invalid timeout: maximum is 2147483.647 seconds"));
+    }
+    Ok(Some(seconds))
+}
+
+/// `<text>\n\n<status>`, or just the status when there is no text.
+fn with_status(text: &str, status: &str) -> String {
+    if text.is_empty() {
+        status.to_owned()
+    } else {
+        format!("{text}\n\n{status}")
+    }
+}
+
+#[async_trait]
+impl AgentTool for BashTool {
+    fn name(&self) -> &str {
+        "bash"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> &ToolParameters {
+        &self.parameters
+    }
+
+    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let command = args
+            .get("command")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ToolError::new("Invalid arguments: command must be a string"))?;
+        let timeout = parse_timeout(args.get("timeout"))?;
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new("Command aborted"));
+        }
+        let cwd = self.env.cwd();
+        if !tokio::fs::try_exists(cwd).await.unwrap_or(false) {
+            return Err(ToolError::new(format!(
+                "Working directory does not exist: {}\nCannot execute bash commands.",
+                cwd.display()
+            )));
+        }
+        let full_command = match self.env.shell_command_prefix.as_deref() {
+            Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
+            _ => command.to_owned(),
+        };
+        let shell = process::resolve_shell(self.env.shell.as_deref()).await;
+
+        ctx.updates.update(ToolResult::default());
+        let spec = Spec {
+            shell: &shell,
+            command: &full_command,
+            cwd,
+            env: &self.env.env,
+            timeout: timeout.and_then(|seconds| Duration::try_from_secs_f64(seconds).ok()),
+        };
+        let mut run = process::run(spec, &ctx.cancel, ctx.updates.clone())
+            .await
+            .map_err(|error| ToolError::new(format!("Failed to run {}: {error}", shell.display())))?;
+
+        let full_output = run.log.finish().await;
+        let truncation = run.output.snapshot();
+        let last_line_bytes = run.output.last_line_bytes();
+        let code = match run.ending {
+            Ending::Aborted => {
+                let text = format_output(&truncation, last_line_bytes, &full_output, "");
+                return Err(ToolError::new(with_status(&text, "Command aborted")));
+            }
+            Ending::TimedOut => {
+                let seconds = crate::node::js_number(timeout.unwrap_or_default());
+                let text = format_output(&truncation, last_line_bytes, &full_output, "");
+                return Err(ToolError::new(with_status(
+                    &text,
+                    &format!("Command timed out after {seconds} seconds"),
+                )));
+            }
+            Ending::Exited(code) => code,
+        };
+        let text = format_output(&truncation, last_line_bytes, &full_output, "(no output)");
+        if let Some(code) = code.filter(|&code| code != 0) {
+            return Err(ToolError::new(with_status(
+                &text,
+                &format!("Command exited with code {code}"),
+            )));
+        }
+        let details = if truncation.truncated {
+            let mut details = Map::new();
+            details.insert("truncation".into(), serde_json::to_value(&truncation)?);
+            if let Ok(Some(path)) = &full_output {
+                details.insert("fullOutputPath".into(), Value::String(path.display().to_string()));
+            }
+            Value::Object(details)
+        } else {
+            Value::Null
+        };
+        Ok(ToolResult::text(text).with_details(details))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_are_checked_like_pi() {
+        let check = |value: Value| parse_timeout(Some(&value)).map_err(|e| e.message().to_owned());
+        assert_eq!(check(json!(1)), Ok(Some(1.0)));
+        assert_eq!(check(json!(2147483.647)), Ok(Some(2147483.647)));
+        assert_eq!(check(Value::Null), Ok(None));
+        let finite = Err("Invalid timeout: must be a finite number of seconds".to_owned());
+        assert_eq!(check(json!(0)), finite);
+        assert_eq!(check(json!(-1)), finite);
+        assert_eq!(check(json!("soon")), finite);
+        assert_eq!(
+            check(json!(2147483.648)),
+            Err("Invalid timeout: maximum is 2147483.647 seconds".to_owned())
+        );
+        assert_eq!(parse_timeout(None).map_err(|e| e.message().to_owned()), Ok(None));
+    }
+
+    #[test]
+    fn status_is_appended_after_a_blank_line() {
+        assert_eq!(with_status("", "Command aborted"), "Command aborted");
+        assert_eq!(with_status("out", "Command aborted"), "out\n\nCommand aborted");
+    }
+}
