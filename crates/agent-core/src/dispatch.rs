@@ -325,7 +325,7 @@ impl Batch<'_> {
         updates.settle();
         let (mut result, mut is_error) = match outcome {
             Ok(Ok(result)) => (result, false),
-            Ok(Err(error)) => (ToolResult::error_text(error.message()), true),
+            Ok(Err(error)) => (error.into_result(), true),
             Err(payload) => (
                 ToolResult::error_text(format!("Tool {} panicked: {}", call.name, panic_text(payload.as_ref()))),
                 true,

@@ -112,11 +112,13 @@ impl ToolResult {
     }
 }
 
-/// A failed tool call; its message is what the model reads.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A failed tool call; its message is what the model reads. It may carry `details` for UIs
+/// and state reconstruction, which the error result keeps (default `{}`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
     message: String,
+    details: Option<Value>,
 }
 
 impl ToolError {
@@ -124,12 +126,34 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
+            details: None,
         }
+    }
+
+    /// Attaches `details` to the error result.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
     }
 
     /// The message.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The details, if any.
+    pub fn details(&self) -> Option<&Value> {
+        self.details.as_ref()
+    }
+
+    /// The error result pi builds from this error: one text block, the details or `{}`.
+    pub fn into_result(self) -> ToolResult {
+        let result = ToolResult::error_text(self.message);
+        match self.details {
+            Some(details) => result.with_details(details),
+            None => result,
+        }
     }
 }
 

@@ -6,3 +6,4 @@
 //! `pi` binary runs: the faux model of [`pi_agent_core::faux`] driving a real agent loop.
 
 pub mod demo;
+pub mod pending;

@@ -1,0 +1,199 @@
+//! Pending actions: previews waiting for the model (or the user) to apply or discard them.
+//!
+//! A preview-capable tool (`ast_edit`, a custom tool) computes its change without touching disk
+//! and pushes a [`PendingAction`] onto the session's [`PendingActionStore`], a LIFO stack: the
+//! `resolve` tool always acts on the newest action. An action leaves the stack only when its apply
+//! succeeds or its discard completes (SPEC §6); a failed apply leaves it on top.
+//!
+//! ```
+//! use pi_coding_agent::pending::{PendingAction, PendingActionStore};
+//! use pi_agent_core::ToolResult;
+//!
+//! let store = PendingActionStore::new();
+//! store.push(PendingAction::new("AST Edit: 1 replacement in 1 file", "ast_edit", |_reason, _extra| async {
+//!     Ok(ToolResult::text("Applied 1 replacement in 1 file."))
+//! }));
+//! assert!(store.has_pending());
+//! assert_eq!(store.peek().unwrap().label, "AST Edit: 1 replacement in 1 file");
+//! ```
+
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::future::BoxFuture;
+use pi_agent_core::{ToolError, ToolResult};
+use serde_json::Value;
+
+/// Why an apply or discard callback failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PendingError {
+    /// A tool-level failure, reported to the model as it is (its details kept).
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+    /// Any other failure; `resolve` reports it as `Apply failed: <message>`.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// `apply(reason, extra)` / `reject(reason, extra)` callbacks.
+pub type ApplyFn =
+    Arc<dyn Fn(String, Option<Value>) -> BoxFuture<'static, Result<ToolResult, PendingError>> + Send + Sync>;
+/// `reject(reason, extra)`; `Ok(None)` means "use the default discard text".
+pub type RejectFn =
+    Arc<dyn Fn(String, Option<Value>) -> BoxFuture<'static, Result<Option<ToolResult>, PendingError>> + Send + Sync>;
+
+/// A staged change waiting for `resolve`.
+#[derive(Clone)]
+pub struct PendingAction {
+    /// Shown to the user and in `resolve` details, e.g. `AST Edit: 2 replacements in 1 file`.
+    pub label: String,
+    /// The tool that staged it (`custom_tool` for custom tools that name none).
+    pub source_tool_name: String,
+    /// Writes the change.
+    pub apply: ApplyFn,
+    /// Cleans up on discard; `None` → `Discarded: <label>. Reason: <reason>`.
+    pub reject: Option<RejectFn>,
+    /// Extra data about the preview.
+    pub details: Option<Value>,
+}
+
+impl std::fmt::Debug for PendingAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingAction")
+            .field("label", &self.label)
+            .field("source_tool_name", &self.source_tool_name)
+            .field("has_reject", &self.reject.is_some())
+            .field("details", &self.details)
+            .finish()
+    }
+}
+
+impl PendingAction {
+    /// An action with an async `apply` and no `reject`.
+    pub fn new<F, Fut>(label: impl Into<String>, source_tool_name: impl Into<String>, apply: F) -> Self
+    where
+        F: Fn(String, Option<Value>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolResult, PendingError>> + Send + 'static,
+    {
+        PendingAction {
+            label: label.into(),
+            source_tool_name: source_tool_name.into(),
+            apply: Arc::new(move |reason, extra| Box::pin(apply(reason, extra))),
+            reject: None,
+            details: None,
+        }
+    }
+
+    /// Sets the discard callback.
+    #[must_use]
+    pub fn with_reject<F, Fut>(mut self, reject: F) -> Self
+    where
+        F: Fn(String, Option<Value>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Option<ToolResult>, PendingError>> + Send + 'static,
+    {
+        self.reject = Some(Arc::new(move |reason, extra| Box::pin(reject(reason, extra))));
+        self
+    }
+
+    /// Sets the details.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+type PushListener = Arc<dyn Fn(&PendingAction, usize) + Send + Sync>;
+
+#[derive(Default)]
+struct Inner {
+    stack: Vec<PendingAction>,
+    listeners: Vec<(u64, PushListener)>,
+    next_listener: u64,
+}
+
+/// The session's LIFO stack of pending actions. Clones share the stack.
+#[derive(Clone, Default)]
+pub struct PendingActionStore {
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl std::fmt::Debug for PendingActionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingActionStore").field("len", &self.len()).finish()
+    }
+}
+
+impl PendingActionStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        PendingActionStore::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Pushes an action on top, then tells every push listener `(action, new_len)`.
+    pub fn push(&self, action: PendingAction) {
+        let (listeners, len) = {
+            let mut inner = self.lock();
+            inner.stack.push(action.clone());
+            let listeners: Vec<PushListener> = inner.listeners.iter().map(|(_, l)| l.clone()).collect();
+            (listeners, inner.stack.len())
+        };
+        for listener in listeners {
+            listener(&action, len);
+        }
+    }
+
+    /// The top action, without removing it.
+    pub fn peek(&self) -> Option<PendingAction> {
+        self.lock().stack.last().cloned()
+    }
+
+    /// Removes and returns the top action.
+    pub fn pop(&self) -> Option<PendingAction> {
+        self.lock().stack.pop()
+    }
+
+    /// Whether anything is pending.
+    pub fn has_pending(&self) -> bool {
+        !self.lock().stack.is_empty()
+    }
+
+    /// Number of pending actions.
+    pub fn len(&self) -> usize {
+        self.lock().stack.len()
+    }
+
+    /// True when nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.lock().stack.is_empty()
+    }
+
+    /// Drops every pending action.
+    pub fn clear(&self) {
+        self.lock().stack.clear();
+    }
+
+    /// The labels from bottom to top.
+    pub fn labels(&self) -> Vec<String> {
+        self.lock().stack.iter().map(|a| a.label.clone()).collect()
+    }
+
+    /// Registers a listener called after every push; returns its id for
+    /// [`PendingActionStore::unsubscribe_push`].
+    pub fn subscribe_push(&self, listener: impl Fn(&PendingAction, usize) + Send + Sync + 'static) -> u64 {
+        let mut inner = self.lock();
+        let id = inner.next_listener;
+        inner.next_listener += 1;
+        inner.listeners.push((id, Arc::new(listener)));
+        id
+    }
+
+    /// Removes a push listener.
+    pub fn unsubscribe_push(&self, id: u64) {
+        self.lock().listeners.retain(|(listener, _)| *listener != id);
+    }
+}
