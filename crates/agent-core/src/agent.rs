@@ -299,6 +299,16 @@ impl Agent {
         lock(&self.inner().state).system_prompt = system_prompt.into();
     }
 
+    /// The model (a copy; cheaper than [`Agent::state`], which copies the transcript too).
+    pub fn model(&self) -> Model {
+        lock(&self.inner().state).model.clone()
+    }
+
+    /// The thinking level.
+    pub fn thinking_level(&self) -> ThinkingLevel {
+        lock(&self.inner().state).thinking_level
+    }
+
     /// Sets the model.
     pub fn set_model(&self, model: Model) {
         lock(&self.inner().state).model = model;

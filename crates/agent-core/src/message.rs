@@ -366,6 +366,14 @@ impl AgentMessage {
         }
     }
 
+    /// The user message inside, if this is one.
+    pub fn as_user(&self) -> Option<&UserMessage> {
+        match self {
+            AgentMessage::User(message) => Some(message),
+            _ => None,
+        }
+    }
+
     /// The assistant message inside, if this is one.
     pub fn as_assistant(&self) -> Option<&AssistantMessage> {
         match self {

@@ -8,7 +8,8 @@
 //! Shared pieces: [`sse`] (an incremental SSE parser), [`partial_json`] (tool-call arguments
 //! parsed while they stream), [`http`] (retries, timeouts, error texts without the key),
 //! [`builder`] (the streamed message and its events), [`transform`] (orphaned tool calls,
-//! failed messages), [`cost`].
+//! failed messages), [`cost`]. With the `testing` feature, `testing` holds a scripted server
+//! for tests.
 
 pub mod anthropic;
 pub mod builder;
@@ -21,6 +22,8 @@ pub mod partial_json;
 pub mod providers;
 pub mod registry;
 pub mod sse;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transform;
 
 pub use http::{HttpClient, HttpOptions};

@@ -4,8 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,8 +16,8 @@ use pi_agent_core::{
 };
 use pi_ai::anthropic;
 use pi_ai::http::{HttpClient, HttpOptions};
+use pi_ai::testing::{MockServer, Reply};
 use serde_json::{Value, json};
-use support::{MockServer, Reply};
 use tokio_util::sync::CancellationToken;
 
 const KEY: &str = "sk-test-SECRET-123";

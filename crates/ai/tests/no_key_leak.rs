@@ -6,16 +6,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use pi_agent_core::{AgentMessage, AssistantMessageEvent, LlmContext, Model, StopReason, StreamFn, StreamOptions};
 use pi_ai::http::{HttpClient, HttpOptions};
+use pi_ai::testing::{MockServer, Reply};
 use pi_ai::{ModelRegistry, Providers};
-use support::{MockServer, Reply};
 
 const KEY: &str = "sk-test-SECRET-123";
 

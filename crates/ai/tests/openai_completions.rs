@@ -4,8 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -17,9 +15,9 @@ use pi_agent_core::{
     ThinkingLevel, ToolCall, ToolChoice, ToolResult, ToolResultMessage, UserContent, UserMessage, run_agent_loop,
 };
 use pi_ai::http::{HttpClient, HttpOptions};
+use pi_ai::testing::{MockServer, Reply};
 use pi_ai::{ModelRegistry, Providers};
 use serde_json::{Value, json};
-use support::{MockServer, Reply};
 use tokio_util::sync::CancellationToken;
 
 const KEY: &str = "sk-test-SECRET-123";

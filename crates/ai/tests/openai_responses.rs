@@ -5,8 +5,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -19,8 +17,8 @@ use pi_agent_core::{
     run_agent_loop,
 };
 use pi_ai::http::{HttpClient, HttpOptions};
+use pi_ai::testing::{MockServer, Reply};
 use serde_json::{Value, json};
-use support::{MockServer, Reply};
 use tokio_util::sync::CancellationToken;
 
 const KEY: &str = "sk-test-SECRET-123";

@@ -8,9 +8,12 @@
 //! pi_tools::atomic::write_atomic(&path, b"hello").unwrap();
 //! assert_eq!(std::fs::read(&path).unwrap(), b"hello");
 //! ```
+//!
+//! [`write_all_or_nothing`] does the same for several files at once: every file changes, or (as far
+//! as the file system lets it) none does.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path` atomically, keeping an existing file's permissions. A symlink is
 /// followed (its target is replaced, the link stays), and a special file such as a FIFO or a
@@ -54,6 +57,207 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// One file of a [`write_all_or_nothing`] batch.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchWrite<'a> {
+    /// The file to replace (a symlink is followed).
+    pub path: &'a Path,
+    /// Its new content.
+    pub contents: &'a [u8],
+    /// Its current content, written back if a later file of the batch fails.
+    pub original: &'a [u8],
+}
+
+/// Why a batch was not written.
+#[derive(Debug)]
+pub struct BatchWriteError {
+    /// The file whose write or rename failed.
+    pub path: PathBuf,
+    /// The failure.
+    pub error: std::io::Error,
+    /// Files already replaced that could not be put back (empty when the rollback worked).
+    pub unrestored: Vec<(PathBuf, std::io::Error)>,
+}
+
+impl std::fmt::Display for BatchWriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Failed to write {}: {}", self.path.display(), self.error)?;
+        for (path, error) in &self.unrestored {
+            write!(f, "; could not restore {}: {error}", path.display())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BatchWriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// Fault-injection points of [`write_all_or_nothing_with`], so tests can make the k-th temporary-file
+/// write or the k-th rename fail (permission tricks do not work for root). Both default to `Ok`.
+pub trait BatchHooks: Sync {
+    /// Called before the temporary file of `files[index]` is created.
+    fn before_write(&self, index: usize, path: &Path) -> std::io::Result<()> {
+        let _ = (index, path);
+        Ok(())
+    }
+
+    /// Called before the temporary file of `files[index]` is renamed over it.
+    fn before_rename(&self, index: usize, path: &Path) -> std::io::Result<()> {
+        let _ = (index, path);
+        Ok(())
+    }
+}
+
+/// The hooks that never fail.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHooks;
+
+impl BatchHooks for NoHooks {}
+
+/// Writes every file of `files` or none of them, in two phases:
+///
+/// 1. each new content goes to a temporary file in its target's own directory (symlinks followed,
+///    permissions kept, data synced); if any of these fails, the temporary files are deleted and no
+///    target has changed;
+/// 2. the temporary files are renamed over their targets in order; if a rename fails, the targets
+///    already replaced get their `original` bytes back (atomically), and the other temporary files
+///    are deleted.
+///
+/// A target that is not a regular file (a FIFO, a device) fails the batch before anything changes.
+/// Blocking: call it from `spawn_blocking` in async code.
+///
+/// ```
+/// use pi_tools::atomic::{BatchWrite, write_all_or_nothing};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
+/// std::fs::write(&a, "old a").unwrap();
+/// std::fs::write(&b, "old b").unwrap();
+/// write_all_or_nothing(&[
+///     BatchWrite { path: &a, contents: b"new a", original: b"old a" },
+///     BatchWrite { path: &b, contents: b"new b", original: b"old b" },
+/// ])
+/// .unwrap();
+/// assert_eq!(std::fs::read(&b).unwrap(), b"new b");
+/// ```
+pub fn write_all_or_nothing(files: &[BatchWrite<'_>]) -> Result<(), BatchWriteError> {
+    write_all_or_nothing_with(files, &NoHooks)
+}
+
+/// [`write_all_or_nothing`] with fault-injection hooks.
+pub fn write_all_or_nothing_with(files: &[BatchWrite<'_>], hooks: &dyn BatchHooks) -> Result<(), BatchWriteError> {
+    let staged = stage_all(files, hooks)?;
+    let mut staged: Vec<Option<Staged>> = staged.into_iter().map(Some).collect();
+    for index in 0..staged.len() {
+        let Some((target, temp)) = staged[index].take() else {
+            continue;
+        };
+        let renamed = hooks
+            .before_rename(index, files[index].path)
+            .and_then(|()| temp.persist(&target).map(drop).map_err(|e| e.error));
+        if let Err(error) = renamed {
+            // Dropping the remaining temporary files deletes them.
+            drop(staged);
+            let unrestored = files[..index]
+                .iter()
+                .filter_map(|file| {
+                    write_atomic(file.path, file.original)
+                        .err()
+                        .map(|e| (file.path.to_path_buf(), e))
+                })
+                .collect();
+            return Err(BatchWriteError {
+                path: files[index].path.to_path_buf(),
+                error,
+                unrestored,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A target's real path and the temporary file that will replace it.
+type Staged = (PathBuf, tempfile::NamedTempFile);
+
+/// Threads staging a large batch at most.
+const STAGING_THREADS: usize = 8;
+
+/// Phase 1 of the batch: one synced temporary file per target, staged on up to [`STAGING_THREADS`] threads. On
+/// failure every temporary file made so far is deleted (dropped) and the first failing file is reported.
+fn stage_all(files: &[BatchWrite<'_>], hooks: &dyn BatchHooks) -> Result<Vec<Staged>, BatchWriteError> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    let slots: Vec<Mutex<Option<std::io::Result<Staged>>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    let failed = AtomicBool::new(false);
+    let next = AtomicUsize::new(0);
+    let work = || {
+        while !failed.load(Ordering::Relaxed) {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some(file) = files.get(index) else { break };
+            let result = hooks.before_write(index, file.path).and_then(|()| stage(file));
+            if result.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            *slots[index].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+        }
+    };
+    // Staging waits on the disk (fsync) more than on the CPU, so it uses more threads than cores.
+    let threads = STAGING_THREADS.min(files.len() / 16 + 1);
+    if threads <= 1 {
+        work();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(work);
+            }
+        });
+    }
+    let mut staged = Vec::with_capacity(files.len());
+    for (index, slot) in slots.into_iter().enumerate() {
+        match slot.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(Ok(temp)) => staged.push(temp),
+            Some(Err(error)) => {
+                return Err(BatchWriteError {
+                    path: files[index].path.to_path_buf(),
+                    error,
+                    unrestored: Vec::new(),
+                });
+            }
+            // Not reached because an earlier or parallel file failed; that failure is reported
+            // when the loop gets to it.
+            None => continue,
+        }
+    }
+    Ok(staged)
+}
+
+/// Writes one file's new content to a synced temporary file next to its real target.
+fn stage(file: &BatchWrite<'_>) -> std::io::Result<Staged> {
+    let target = std::fs::canonicalize(file.path).unwrap_or_else(|_| file.path.to_path_buf());
+    let metadata = std::fs::metadata(&target).ok();
+    if metadata.as_ref().is_some_and(|m| !m.is_file()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let dir = match target.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut temp = tempfile::Builder::new().prefix(".pi-write-").tempfile_in(dir)?;
+    temp.write_all(file.contents)?;
+    if let Some(metadata) = metadata {
+        temp.as_file().set_permissions(metadata.permissions())?;
+    }
+    temp.as_file().sync_all()?;
+    Ok((target, temp))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +296,157 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing_dir = dir.path().join("nope/x.txt");
         assert!(write_atomic(&missing_dir, b"new").is_err());
+    }
+
+    fn batch_dir(count: usize) -> (tempfile::TempDir, Vec<PathBuf>) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = (0..count).map(|i| dir.path().join(format!("f{i}.txt"))).collect();
+        for (i, path) in paths.iter().enumerate() {
+            std::fs::write(path, format!("old {i}")).unwrap();
+        }
+        (dir, paths)
+    }
+
+    fn run_batch(paths: &[PathBuf], hooks: &dyn BatchHooks) -> Result<(), BatchWriteError> {
+        let news: Vec<String> = (0..paths.len()).map(|i| format!("new {i}")).collect();
+        let olds: Vec<String> = (0..paths.len()).map(|i| format!("old {i}")).collect();
+        let files: Vec<BatchWrite<'_>> = paths
+            .iter()
+            .zip(news.iter().zip(&olds))
+            .map(|(path, (new, old))| BatchWrite {
+                path,
+                contents: new.as_bytes(),
+                original: old.as_bytes(),
+            })
+            .collect();
+        write_all_or_nothing_with(&files, hooks)
+    }
+
+    fn contents(dir: &Path) -> Vec<(String, String)> {
+        let mut entries: Vec<(String, String)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read_to_string(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        entries.sort();
+        entries
+    }
+
+    /// Fails the `k`-th write or rename.
+    struct FailAt {
+        write: Option<usize>,
+        rename: Option<usize>,
+    }
+
+    impl BatchHooks for FailAt {
+        fn before_write(&self, index: usize, _path: &Path) -> std::io::Result<()> {
+            if self.write == Some(index) {
+                return Err(std::io::Error::other("injected write failure"));
+            }
+            Ok(())
+        }
+        fn before_rename(&self, index: usize, _path: &Path) -> std::io::Result<()> {
+            if self.rename == Some(index) {
+                return Err(std::io::Error::other("injected rename failure"));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn batch_writes_every_file() {
+        let (dir, paths) = batch_dir(40);
+        run_batch(&paths, &NoHooks).unwrap();
+        let all = contents(dir.path());
+        assert_eq!(all.len(), 40, "no temp file left behind");
+        assert!(all.iter().all(|(_, text)| text.starts_with("new ")));
+    }
+
+    #[test]
+    fn a_failed_write_changes_nothing() {
+        for count in [1, 3, 40] {
+            for k in 0..count {
+                let (dir, paths) = batch_dir(count);
+                let before = contents(dir.path());
+                let error = run_batch(
+                    &paths,
+                    &FailAt {
+                        write: Some(k),
+                        rename: None,
+                    },
+                )
+                .unwrap_err();
+                assert_eq!(error.path, paths[k]);
+                assert_eq!(
+                    error.to_string(),
+                    format!("Failed to write {}: injected write failure", paths[k].display())
+                );
+                assert_eq!(contents(dir.path()), before, "{count} files, write {k} failed");
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_rename_rolls_back() {
+        for k in 0..4 {
+            let (dir, paths) = batch_dir(4);
+            let before = contents(dir.path());
+            let error = run_batch(
+                &paths,
+                &FailAt {
+                    write: None,
+                    rename: Some(k),
+                },
+            )
+            .unwrap_err();
+            assert!(error.unrestored.is_empty());
+            assert_eq!(contents(dir.path()), before, "rename {k} failed");
+        }
+    }
+
+    #[test]
+    fn batch_keeps_permissions_and_follows_symlinks() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.sh");
+        let link = dir.path().join("link.sh");
+        std::fs::write(&target, "old").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o750)).unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_all_or_nothing(&[BatchWrite {
+            path: &link,
+            contents: b"new",
+            original: b"old",
+        }])
+        .unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o750);
+    }
+
+    #[test]
+    fn special_files_fail_the_batch_first() {
+        let (dir, paths) = batch_dir(2);
+        let before = contents(dir.path());
+        let files = [
+            BatchWrite {
+                path: &paths[0],
+                contents: b"new",
+                original: b"old 0",
+            },
+            BatchWrite {
+                path: dir.path(),
+                contents: b"new",
+                original: b"",
+            },
+        ];
+        let error = write_all_or_nothing(&files).unwrap_err();
+        assert_eq!(error.path, dir.path());
+        assert_eq!(contents(dir.path()), before);
     }
 }

@@ -107,68 +107,115 @@ impl AgentTool for BashTool {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new("Command aborted"));
         }
-        let cwd = self.env.cwd();
-        if !tokio::fs::try_exists(cwd).await.unwrap_or(false) {
-            return Err(ToolError::new(format!(
-                "Working directory does not exist: {}\nCannot execute bash commands.",
-                cwd.display()
+        ctx.updates.update(ToolResult::default());
+        let limit = timeout.and_then(|seconds| Duration::try_from_secs_f64(seconds).ok());
+        let run = run_command(&self.env, command, limit, &ctx.cancel, ctx.updates.clone())
+            .await
+            .map_err(ToolError::new)?;
+        let text = if run.output.is_empty() {
+            "(no output)".to_owned()
+        } else {
+            run.output.clone()
+        };
+        if run.cancelled {
+            return Err(ToolError::new(with_status(&run.output, "Command aborted")));
+        }
+        if run.timed_out {
+            let seconds = crate::node::js_number(timeout.unwrap_or_default());
+            return Err(ToolError::new(with_status(
+                &run.output,
+                &format!("Command timed out after {seconds} seconds"),
             )));
         }
-        let full_command = match self.env.shell_command_prefix.as_deref() {
-            Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
-            _ => command.to_owned(),
-        };
-        let shell = process::resolve_shell(self.env.shell.as_deref()).await;
-
-        ctx.updates.update(ToolResult::default());
-        let spec = Spec {
-            shell: &shell,
-            command: &full_command,
-            cwd,
-            env: &self.env.env,
-            timeout: timeout.and_then(|seconds| Duration::try_from_secs_f64(seconds).ok()),
-        };
-        let mut run = process::run(spec, &ctx.cancel, ctx.updates.clone())
-            .await
-            .map_err(|error| ToolError::new(format!("Failed to run {}: {error}", shell.display())))?;
-
-        let full_output = run.log.finish().await;
-        let truncation = run.output.snapshot();
-        let last_line_bytes = run.output.last_line_bytes();
-        let code = match run.ending {
-            Ending::Aborted => {
-                let text = format_output(&truncation, last_line_bytes, &full_output, "");
-                return Err(ToolError::new(with_status(&text, "Command aborted")));
-            }
-            Ending::TimedOut => {
-                let seconds = crate::node::js_number(timeout.unwrap_or_default());
-                let text = format_output(&truncation, last_line_bytes, &full_output, "");
-                return Err(ToolError::new(with_status(
-                    &text,
-                    &format!("Command timed out after {seconds} seconds"),
-                )));
-            }
-            Ending::Exited(code) => code,
-        };
-        let text = format_output(&truncation, last_line_bytes, &full_output, "(no output)");
-        if let Some(code) = code.filter(|&code| code != 0) {
+        if let Some(code) = run.exit_code.filter(|&code| code != 0) {
             return Err(ToolError::new(with_status(
                 &text,
                 &format!("Command exited with code {code}"),
             )));
         }
-        let details = if truncation.truncated {
-            let mut details = Map::new();
-            details.insert("truncation".into(), serde_json::to_value(&truncation)?);
-            if let Ok(Some(path)) = &full_output {
-                details.insert("fullOutputPath".into(), Value::String(path.display().to_string()));
+        let details = match &run.truncation {
+            Some(truncation) => {
+                let mut details = Map::new();
+                details.insert("truncation".into(), serde_json::to_value(truncation)?);
+                if let Some(path) = &run.full_output_path {
+                    details.insert("fullOutputPath".into(), Value::String(path.display().to_string()));
+                }
+                Value::Object(details)
             }
-            Value::Object(details)
-        } else {
-            Value::Null
+            None => Value::Null,
         };
         Ok(ToolResult::text(text).with_details(details))
     }
+}
+
+/// What one command produced ([`run_command`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandOutput {
+    /// The merged stdout and stderr, tail-truncated, with pi's notice naming the full-output file
+    /// when it was truncated; empty when the command printed nothing.
+    pub output: String,
+    /// The exit code; `None` when a signal ended the shell or the run was stopped.
+    pub exit_code: Option<i32>,
+    /// The cancellation token fired and the process group was killed.
+    pub cancelled: bool,
+    /// The time limit elapsed and the process group was killed.
+    pub timed_out: bool,
+    /// How the output was truncated, when it was.
+    pub truncation: Option<crate::truncate::TruncationResult>,
+    /// The file holding the whole output, when it was truncated.
+    pub full_output_path: Option<std::path::PathBuf>,
+}
+
+/// Runs `command` the way the `bash` tool does (the environment's shell and prefix, its own
+/// process group, output merged, truncated and logged, partial results streamed to `updates`),
+/// for callers that need the pieces rather than the tool's text — such as the RPC `bash` command.
+/// The error is the text of a command that could not start.
+pub async fn run_command(
+    env: &ToolEnv,
+    command: &str,
+    timeout: Option<Duration>,
+    cancel: &tokio_util::sync::CancellationToken,
+    updates: pi_agent_core::ToolUpdateSink,
+) -> Result<CommandOutput, String> {
+    let cwd = env.cwd();
+    if !tokio::fs::try_exists(cwd).await.unwrap_or(false) {
+        return Err(format!(
+            "Working directory does not exist: {}\nCannot execute bash commands.",
+            cwd.display()
+        ));
+    }
+    let full_command = match env.shell_command_prefix.as_deref() {
+        Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
+        _ => command.to_owned(),
+    };
+    let shell = process::resolve_shell(env.shell.as_deref()).await;
+    let spec = Spec {
+        shell: &shell,
+        command: &full_command,
+        cwd,
+        env: &env.env,
+        timeout,
+    };
+    let mut run = process::run(spec, cancel, updates)
+        .await
+        .map_err(|error| format!("Failed to run {}: {error}", shell.display()))?;
+    let full_output = run.log.finish().await;
+    let truncation = run.output.snapshot();
+    let last_line_bytes = run.output.last_line_bytes();
+    let output = format_output(&truncation, last_line_bytes, &full_output, "");
+    let (exit_code, cancelled, timed_out) = match run.ending {
+        Ending::Aborted => (None, true, false),
+        Ending::TimedOut => (None, false, true),
+        Ending::Exited(code) => (code, false, false),
+    };
+    Ok(CommandOutput {
+        output,
+        exit_code,
+        cancelled,
+        timed_out,
+        full_output_path: full_output.ok().flatten().filter(|_| truncation.truncated),
+        truncation: truncation.truncated.then_some(truncation),
+    })
 }
 
 #[cfg(test)]

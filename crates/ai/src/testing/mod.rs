@@ -1,16 +1,22 @@
-//! A scripted HTTP/1.1 server on 127.0.0.1 for provider tests.
+//! A scripted HTTP/1.1 server on 127.0.0.1 for tests and benchmarks (feature `testing`).
 //!
 //! Each accepted request takes the next scripted [`Reply`] (status, headers, body chunks sent
-//! with optional pauses) and is recorded so tests can snapshot the request body we sent.
+//! with optional pauses) and is recorded, so a test can check or snapshot the request body that was
+//! sent. [`openai`] builds the server-sent events of an OpenAI-compatible `/chat/completions`
+//! server, which is what most tests of the whole program talk to.
 //!
-//! ```ignore
-//! let server = MockServer::start(vec![Reply::sse(200, &["data: {...}\n\n", "data: [DONE]\n\n"])]).await;
-//! let url = server.url("/v1/chat/completions");
-//! // … run a request …
-//! let request = &server.requests()[0];
+//! ```
+//! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+//! use pi_ai::testing::{MockServer, openai};
+//!
+//! let server = MockServer::start(vec![openai::text("hello")]).await;
+//! let model = openai::model(&server.url("/v1"));
+//! assert_eq!(model.api, "openai-completions");
+//! assert!(server.requests().is_empty());
+//! # });
 //! ```
 
-#![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
+pub mod openai;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -49,12 +55,14 @@ impl Reply {
     }
 
     /// Adds a header.
+    #[must_use]
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
 
     /// Pauses before every chunk after the first.
+    #[must_use]
     pub fn paced(mut self, pause: Duration) -> Self {
         for (i, chunk) in self.chunks.iter_mut().enumerate() {
             if i > 0 {
@@ -79,7 +87,7 @@ pub struct Recorded {
 impl Recorded {
     /// The body parsed as JSON.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.body).unwrap()
+        serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
     }
 
     /// A header's value.
@@ -96,9 +104,15 @@ pub struct MockServer {
 
 impl MockServer {
     /// Starts a server answering requests with `replies` in order (a 500 once they run out).
+    ///
+    /// # Panics
+    ///
+    /// When no port on 127.0.0.1 can be bound (a broken test machine).
     pub async fn start(replies: Vec<Reply>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
+        #[allow(clippy::expect_used)]
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        #[allow(clippy::expect_used)]
+        let addr = listener.local_addr().expect("local address of the listener");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let replies = Arc::new(Mutex::new(
             replies.into_iter().collect::<std::collections::VecDeque<_>>(),
@@ -115,10 +129,10 @@ impl MockServer {
                     let Some(request) = read_request(&mut socket).await else {
                         return;
                     };
-                    recorded.lock().unwrap().push(request);
+                    recorded.lock().unwrap_or_else(|p| p.into_inner()).push(request);
                     let reply = replies
                         .lock()
-                        .unwrap()
+                        .unwrap_or_else(|p| p.into_inner())
                         .pop_front()
                         .unwrap_or_else(|| Reply::json(500, r#"{"error":"no scripted reply"}"#));
                     let _ = write_reply(&mut socket, reply).await;
@@ -140,7 +154,7 @@ impl MockServer {
 
     /// Requests received so far.
     pub fn requests(&self) -> Vec<Recorded> {
-        self.requests.lock().unwrap().clone()
+        self.requests.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 
