@@ -1,9 +1,31 @@
 //! The pi coding agent.
 //!
-//! This crate will hold the `AgentSession` around [`pi_agent_core::Agent`], the LIFO pending-action
-//! store and the hidden `resolve` tool, transactional `ast_edit` / `ast_grep`, the custom-tool
-//! loader, sessions on disk, settings and the CLI modes. Today it holds the offline demo that the
-//! `pi` binary runs: the faux model of [`pi_agent_core::faux`] driving a real agent loop.
+//! * [`session`]: [`session::AgentSession`] around [`pi_agent_core::Agent`] — the tool registry
+//!   and active set, the pending-action store, the tool-choice queue and the loop hooks that force
+//!   `resolve` while a preview is pending.
+//! * [`pending`]: the LIFO [`pending::PendingActionStore`]; [`resolve`]: the hidden `resolve`
+//!   tool and its runtime; [`tool_choice_queue`]: per-call tool-choice directives.
+//! * [`ast`]: the structural `ast_grep` and transactional `ast_edit` tools.
+//! * [`messages`]: what the model sees of the transcript; [`system_prompt`]: the system prompt.
+//! * [`config`]: where pi's files live and `settings.json`; [`session_store`]: sessions on disk
+//!   (pi's JSONL v3 tree).
+//! * [`ui`]: what a tool may ask the user; [`custom_tools`]: tools users add (native, any language
+//!   over stdio, pi's TypeScript tools, MCP servers).
+//! * [`cli`]: the `pi` command; [`modes`]: print, JSON and line-mode interactive output;
+//!   [`demo`]: the offline demo.
 
+pub mod app;
+pub mod ast;
+pub mod cli;
+pub mod config;
+pub mod custom_tools;
 pub mod demo;
+pub mod messages;
+pub mod modes;
 pub mod pending;
+pub mod resolve;
+pub mod session;
+pub mod session_store;
+pub mod system_prompt;
+pub mod tool_choice_queue;
+pub mod ui;

@@ -105,9 +105,15 @@ impl PendingAction {
 
 type PushListener = Arc<dyn Fn(&PendingAction, usize) + Send + Sync>;
 
+/// Identifies one pushed action for as long as it is pending, so that an apply finishing after
+/// other pushes removes exactly the action it applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PendingActionId(u64);
+
 #[derive(Default)]
 struct Inner {
-    stack: Vec<PendingAction>,
+    stack: Vec<(PendingActionId, PendingAction)>,
+    next_id: u64,
     listeners: Vec<(u64, PushListener)>,
     next_listener: u64,
 }
@@ -134,27 +140,49 @@ impl PendingActionStore {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Pushes an action on top, then tells every push listener `(action, new_len)`.
-    pub fn push(&self, action: PendingAction) {
-        let (listeners, len) = {
+    /// Pushes an action on top, then tells every push listener `(action, new_len)` (outside the
+    /// store's lock, so a listener may use the store). Returns the action's id.
+    pub fn push(&self, action: PendingAction) -> PendingActionId {
+        let (id, listeners, len) = {
             let mut inner = self.lock();
-            inner.stack.push(action.clone());
+            let id = PendingActionId(inner.next_id);
+            inner.next_id += 1;
+            inner.stack.push((id, action.clone()));
             let listeners: Vec<PushListener> = inner.listeners.iter().map(|(_, l)| l.clone()).collect();
-            (listeners, inner.stack.len())
+            (id, listeners, inner.stack.len())
         };
         for listener in listeners {
             listener(&action, len);
         }
+        id
     }
 
     /// The top action, without removing it.
     pub fn peek(&self) -> Option<PendingAction> {
+        self.lock().stack.last().map(|(_, action)| action.clone())
+    }
+
+    /// The top action and its id, without removing it.
+    pub fn peek_entry(&self) -> Option<(PendingActionId, PendingAction)> {
         self.lock().stack.last().cloned()
     }
 
     /// Removes and returns the top action.
     pub fn pop(&self) -> Option<PendingAction> {
-        self.lock().stack.pop()
+        self.lock().stack.pop().map(|(_, action)| action)
+    }
+
+    /// Removes the action with this id wherever it is in the stack; `None` when it is no longer
+    /// pending.
+    pub fn remove(&self, id: PendingActionId) -> Option<PendingAction> {
+        let mut inner = self.lock();
+        let index = inner.stack.iter().position(|(entry, _)| *entry == id)?;
+        Some(inner.stack.remove(index).1)
+    }
+
+    /// Whether the action with this id is still pending.
+    pub fn contains(&self, id: PendingActionId) -> bool {
+        self.lock().stack.iter().any(|(entry, _)| *entry == id)
     }
 
     /// Whether anything is pending.
@@ -179,7 +207,7 @@ impl PendingActionStore {
 
     /// The labels from bottom to top.
     pub fn labels(&self) -> Vec<String> {
-        self.lock().stack.iter().map(|a| a.label.clone()).collect()
+        self.lock().stack.iter().map(|(_, a)| a.label.clone()).collect()
     }
 
     /// Registers a listener called after every push; returns its id for

@@ -1,0 +1,489 @@
+//! [`App`]: a running `pi` — the [`AgentSession`] and the session file it is recorded to, with the
+//! operations the modes share (model and thinking changes, new / switched / forked sessions,
+//! statistics).
+//!
+//! Every message that ends in the agent is appended to the [`SessionManager`] as it ends (custom
+//! messages as `custom_message` entries, everything else as `message` entries), so a crash loses at
+//! most the message being streamed. A failed write is reported through the warning callback and the
+//! run goes on.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use pi_agent_core::{AgentEvent, AgentMessage, ContentBlock, CustomMessage, Model, ThinkingLevel, UserContent};
+use pi_ai::ModelRegistry;
+use serde_json::{Value, json};
+
+use crate::config::{parse_thinking_level, thinking_level_name};
+use crate::custom_tools::{SessionReason, ToolSessionEvent};
+use crate::session::{AgentSession, SessionEvent, SessionSubscription};
+use crate::session_store::{EntryKind, LoadWarning, SessionError, SessionInfo, SessionManager, SessionRoot};
+
+/// Receives warnings that must not stop the run (a failed session write, a torn line).
+pub type WarnFn = Arc<dyn Fn(String) + Send + Sync>;
+
+struct Inner {
+    session: AgentSession,
+    store: Mutex<SessionManager>,
+    registry: Arc<ModelRegistry>,
+    /// Where new and forked sessions go; `None` with `--no-session`.
+    root: Option<SessionRoot>,
+    warn: WarnFn,
+}
+
+/// A running session and its file. Clones share it.
+#[derive(Clone)]
+pub struct App {
+    inner: Arc<Inner>,
+    _recorder: Arc<RecorderGuard>,
+}
+
+struct RecorderGuard(Mutex<Option<SessionSubscription>>);
+
+impl Drop for RecorderGuard {
+    fn drop(&mut self) {
+        if let Some(subscription) = self.0.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            subscription.unsubscribe();
+        }
+    }
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("session", &self.inner.session)
+            .field("file", &self.session_file())
+            .finish()
+    }
+}
+
+/// A user message of the session's tree (see [`App::user_messages`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserMessageEntry {
+    /// The entry id.
+    pub id: String,
+    /// The message's text.
+    pub text: String,
+    /// How many forks lie above it (for indentation).
+    pub level: usize,
+    /// Whether it is on the current branch.
+    pub on_branch: bool,
+}
+
+/// Statistics of the current session (RPC `get_session_stats`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionStats {
+    /// User messages.
+    pub user_messages: usize,
+    /// Assistant messages.
+    pub assistant_messages: usize,
+    /// Tool calls made by the assistant.
+    pub tool_calls: usize,
+    /// Tool results.
+    pub tool_results: usize,
+    /// Every message.
+    pub total_messages: usize,
+    /// Input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Cache-read tokens.
+    pub cache_read: u64,
+    /// Cache-write tokens.
+    pub cache_write: u64,
+    /// Dollars.
+    pub cost: f64,
+}
+
+fn lock(mutex: &Mutex<SessionManager>) -> MutexGuard<'_, SessionManager> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl App {
+    /// Records `session` into `store` from now on; `root` is where new and forked sessions go
+    /// (`None` keeps them in memory).
+    pub fn new(
+        session: AgentSession,
+        store: SessionManager,
+        registry: Arc<ModelRegistry>,
+        root: Option<SessionRoot>,
+        warn: WarnFn,
+    ) -> Self {
+        let inner = Arc::new(Inner {
+            session,
+            store: Mutex::new(store),
+            registry,
+            root,
+            warn,
+        });
+        let weak = Arc::downgrade(&inner);
+        let subscription = inner.session.subscribe(move |event| {
+            if let (Some(inner), SessionEvent::Agent(AgentEvent::MessageEnd { message })) = (weak.upgrade(), event) {
+                inner.record(message);
+            }
+        });
+        App {
+            inner,
+            _recorder: Arc::new(RecorderGuard(Mutex::new(Some(subscription)))),
+        }
+    }
+
+    /// The session.
+    pub fn session(&self) -> &AgentSession {
+        &self.inner.session
+    }
+
+    /// The model registry.
+    pub fn registry(&self) -> &ModelRegistry {
+        &self.inner.registry
+    }
+
+    /// Runs `f` with the session file's manager.
+    pub fn with_store<R>(&self, f: impl FnOnce(&mut SessionManager) -> R) -> R {
+        f(&mut lock(&self.inner.store))
+    }
+
+    /// The session file, once there is one.
+    pub fn session_file(&self) -> Option<PathBuf> {
+        self.with_store(|store| store.file().map(Path::to_path_buf))
+    }
+
+    /// The session header as JSON (the first line of `--mode json`).
+    pub fn header_json(&self) -> Value {
+        self.with_store(|store| serde_json::to_value(store.header()).unwrap_or(Value::Null))
+    }
+
+    /// Loads the file's context into the agent: its messages, and its model and thinking level
+    /// unless `keep_model` (the user chose them on the command line).
+    pub fn restore(&self, keep_model: bool) {
+        let context = self.with_store(|store| store.build_context());
+        let agent = self.inner.session.agent();
+        agent.set_messages(context.messages);
+        if keep_model {
+            return;
+        }
+        if let Some((provider, id)) = &context.model
+            && let Some(model) = self.inner.registry.find(provider, id)
+        {
+            agent.set_model(model.clone());
+        }
+        if let Some(level) = context.thinking_level.as_deref().and_then(parse_thinking_level) {
+            agent.set_thinking_level(if agent.model().reasoning {
+                level
+            } else {
+                ThinkingLevel::Off
+            });
+        }
+    }
+
+    /// Switches the model and records the change.
+    pub fn set_model(&self, model: Model) {
+        let (provider, id) = (model.provider.clone(), model.id.clone());
+        let agent = self.inner.session.agent();
+        if !model.reasoning {
+            agent.set_thinking_level(ThinkingLevel::Off);
+        }
+        agent.set_model(model);
+        self.write(|store| store.append_model_change(&provider, &id));
+    }
+
+    /// Sets the thinking level (off for a model that cannot reason) and records it; returns the
+    /// level in force.
+    pub fn set_thinking_level(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let agent = self.inner.session.agent();
+        let level = if agent.model().reasoning {
+            level
+        } else {
+            ThinkingLevel::Off
+        };
+        agent.set_thinking_level(level);
+        self.write(|store| store.append_thinking_level_change(thinking_level_name(level)));
+        level
+    }
+
+    /// Names the session.
+    pub fn set_session_name(&self, name: &str) {
+        self.write(|store| store.append_session_info(name));
+    }
+
+    /// The event custom tools get for `reason` (the session's entries and file).
+    pub fn tool_session_event(&self, reason: SessionReason, previous: Option<PathBuf>) -> ToolSessionEvent {
+        self.with_store(|store| ToolSessionEvent {
+            reason,
+            entries: Arc::new(store.entries().to_vec()),
+            session_file: store.file().filter(|_| store.is_written()).map(Path::to_path_buf),
+            previous_session_file: previous,
+        })
+    }
+
+    /// Tells every custom tool about the session (`on_session`).
+    pub async fn notify_tools(&self, reason: SessionReason, previous: Option<PathBuf>) {
+        let event = self.tool_session_event(reason, previous);
+        self.inner.session.emit_tool_session_event(&event).await;
+    }
+
+    /// Starts a new empty session (in the same place); pending previews and queued messages of
+    /// the old one are dropped, custom tools get `new`. Fails while a run is active.
+    pub async fn new_session(&self, parent_session: Option<String>) -> Result<(), String> {
+        let agent = self.inner.session.agent();
+        agent.reset().map_err(|e| e.to_string())?;
+        self.drop_pending();
+        let previous = self.session_file();
+        self.with_store(|store| {
+            store.new_session(parent_session);
+        });
+        self.notify_tools(SessionReason::New, previous).await;
+        Ok(())
+    }
+
+    /// Opens another session file and loads it; custom tools get `switch`. Fails while a run is
+    /// active.
+    pub async fn switch_session(&self, path: &Path) -> Result<Vec<LoadWarning>, String> {
+        let (store, warnings) = SessionManager::open(path).map_err(|e| e.to_string())?;
+        self.inner.session.agent().reset().map_err(|e| e.to_string())?;
+        self.drop_pending();
+        let previous = self.session_file();
+        *lock(&self.inner.store) = store;
+        self.restore(false);
+        self.notify_tools(SessionReason::Switch, previous).await;
+        Ok(warnings)
+    }
+
+    /// pi's fork: a new session holding the history before the user message `entry_id`; returns
+    /// that message's text (for the editor). Custom tools get `branch`. Fails while a run is
+    /// active.
+    pub async fn fork(&self, entry_id: &str) -> Result<String, String> {
+        let previous = self.session_file();
+        let (text, parent) = self.with_store(|store| {
+            let entry = store
+                .entry(entry_id)
+                .ok_or_else(|| format!("Entry {entry_id} not found"))?;
+            let EntryKind::Message(AgentMessage::User(user)) = &entry.kind else {
+                return Err(format!("Entry {entry_id} is not a user message"));
+            };
+            Ok((user.content.text(), entry.parent_id.clone()))
+        })?;
+        self.inner.session.agent().reset().map_err(|e| e.to_string())?;
+        self.drop_pending();
+        let forked = self.with_store(|store| -> Result<SessionManager, SessionError> {
+            match (&parent, &self.inner.root) {
+                (Some(parent), Some(root)) => store.fork(parent, root.clone()),
+                (Some(parent), None) => {
+                    let mut memory = SessionManager::in_memory(store.cwd());
+                    for entry in store.branch_path(parent)? {
+                        if let EntryKind::Message(message) = &entry.kind {
+                            memory.append_message(message.clone())?;
+                        }
+                    }
+                    Ok(memory)
+                }
+                (None, _) => {
+                    let mut fresh = SessionManager::in_memory(store.cwd());
+                    fresh.new_session(store.file().map(|f| f.display().to_string()));
+                    Ok(fresh)
+                }
+            }
+        });
+        let forked = forked.map_err(|e| e.to_string())?;
+        *lock(&self.inner.store) = forked;
+        self.restore(true);
+        self.notify_tools(SessionReason::Branch, previous).await;
+        Ok(text)
+    }
+
+    /// pi's `/tree`: moves the session to an earlier point of its tree, in the same file. For a
+    /// user message the leaf goes to just before it and its text is returned (for the editor, to
+    /// send again or change); for any other entry the leaf goes to the entry itself. The model and
+    /// thinking level stay; custom tools get `tree`. Fails while a run is active.
+    pub async fn navigate(&self, entry_id: &str) -> Result<Option<String>, String> {
+        let target = self.with_store(|store| {
+            let entry = store
+                .entry(entry_id)
+                .ok_or_else(|| format!("Entry {entry_id} not found"))?;
+            Ok::<_, String>(match &entry.kind {
+                EntryKind::Message(AgentMessage::User(user)) => (entry.parent_id.clone(), Some(user.content.text())),
+                _ => (Some(entry.id.clone()), None),
+            })
+        })?;
+        self.inner.session.agent().reset().map_err(|e| e.to_string())?;
+        self.drop_pending();
+        let (leaf, text) = target;
+        self.with_store(|store| match &leaf {
+            Some(id) => store.branch(id).map_err(|e| e.to_string()),
+            None => {
+                store.reset_leaf();
+                Ok(())
+            }
+        })?;
+        self.restore(true);
+        self.notify_tools(SessionReason::Tree, None).await;
+        Ok(text)
+    }
+
+    /// The user messages of the session's tree in depth-first order (`/tree`, `/fork`), each with
+    /// its indentation (one level per fork above it) and whether it is on the current branch.
+    pub fn user_messages(&self) -> Vec<UserMessageEntry> {
+        self.with_store(|store| {
+            let on_branch: std::collections::HashSet<&str> =
+                store.path_to_leaf().iter().map(|e| e.id.as_str()).collect();
+            let tree = store.tree();
+            let mut out = Vec::new();
+            // Depth-first without recursion: (index, level).
+            let mut stack: Vec<(usize, usize)> = tree.roots().iter().rev().map(|&r| (r, 0)).collect();
+            while let Some((index, level)) = stack.pop() {
+                let Some(node) = tree.node(index) else { continue };
+                if let EntryKind::Message(AgentMessage::User(user)) = &node.entry.kind {
+                    out.push(UserMessageEntry {
+                        id: node.entry.id.clone(),
+                        text: user.content.text(),
+                        level,
+                        on_branch: on_branch.contains(node.entry.id.as_str()),
+                    });
+                }
+                let fork = usize::from(node.children.len() > 1);
+                stack.extend(node.children.iter().rev().map(|&child| (child, level + fork)));
+            }
+            out
+        })
+    }
+
+    /// The sessions of this working directory, newest activity first (`/resume`); empty with
+    /// `--no-session`.
+    pub fn sessions(&self) -> Result<Vec<SessionInfo>, String> {
+        let Some(root) = &self.inner.root else {
+            return Ok(Vec::new());
+        };
+        let cwd = self.with_store(|store| store.cwd().to_path_buf());
+        SessionManager::list(&cwd, root.clone()).map_err(|e| e.to_string())
+    }
+
+    /// Adds a message that did not come from a run (e.g. a `bashExecution` the user ran) to the
+    /// transcript and the session file; the model sees it with the next prompt.
+    pub fn add_message(&self, message: AgentMessage) {
+        self.inner.session.agent().append_message(message.clone());
+        self.inner.record(&message);
+    }
+
+    /// The text of the last assistant message.
+    pub fn last_assistant_text(&self) -> Option<String> {
+        self.inner
+            .session
+            .agent()
+            .messages()
+            .iter()
+            .rev()
+            .find_map(AgentMessage::as_assistant)
+            .map(|m| m.text())
+    }
+
+    /// Counts and usage of the current transcript.
+    pub fn stats(&self) -> SessionStats {
+        let mut stats = SessionStats::default();
+        for message in self.inner.session.agent().messages() {
+            stats.total_messages += 1;
+            match &message {
+                AgentMessage::User(_) => stats.user_messages += 1,
+                AgentMessage::Assistant(assistant) => {
+                    stats.assistant_messages += 1;
+                    stats.tool_calls += assistant.tool_calls().count();
+                    stats.input += assistant.usage.input;
+                    stats.output += assistant.usage.output;
+                    stats.cache_read += assistant.usage.cache_read;
+                    stats.cache_write += assistant.usage.cache_write;
+                    stats.cost += assistant.usage.cost.total;
+                }
+                AgentMessage::ToolResult(_) => stats.tool_results += 1,
+                AgentMessage::Custom(_) => {}
+            }
+        }
+        stats
+    }
+
+    /// The session tree as JSON (RPC `get_tree`): `{nodes, roots, leafId}`, where `nodes` lists
+    /// every entry in file order as `{id, type, parentId, timestamp, label?, role?, text?,
+    /// children: [ids]}` and `roots` the ids without a parent. Flat, so that a session of any
+    /// length serialises without deep nesting.
+    pub fn tree_json(&self) -> Value {
+        self.with_store(|store| {
+            let tree = store.tree();
+            let id_of = |index: usize| tree.node(index).map(|n| n.entry.id.clone());
+            let nodes: Vec<Value> = tree.nodes().iter().map(|node| node_json(node, &id_of)).collect();
+            let roots: Vec<String> = tree.roots().iter().filter_map(|&i| id_of(i)).collect();
+            json!({"nodes": nodes, "roots": roots, "leafId": store.leaf_id()})
+        })
+    }
+
+    fn drop_pending(&self) {
+        self.inner.session.pending_actions().clear();
+        self.inner.session.tool_choice_queue().clear();
+    }
+
+    fn write(&self, append: impl FnOnce(&mut SessionManager) -> Result<String, SessionError>) {
+        self.inner.write(append);
+    }
+}
+
+impl Inner {
+    fn write(&self, append: impl FnOnce(&mut SessionManager) -> Result<String, SessionError>) {
+        if let Err(error) = append(&mut lock(&self.store)) {
+            (self.warn)(format!("pi: {error}"));
+        }
+    }
+
+    /// Appends one finished message.
+    fn record(&self, message: &AgentMessage) {
+        match message {
+            AgentMessage::Custom(custom) if custom.role == "custom" => {
+                let (custom_type, content, display, details) = custom_parts(custom);
+                self.write(|store| store.append_custom_message(&custom_type, content, display, details));
+            }
+            other => self.write(|store| store.append_message(other.clone())),
+        }
+    }
+}
+
+/// One node of the tree JSON.
+fn node_json(node: &crate::session_store::TreeNode<'_>, id_of: &dyn Fn(usize) -> Option<String>) -> Value {
+    let entry = node.entry;
+    let mut value = json!({
+        "id": entry.id,
+        "type": entry.entry_type(),
+        "parentId": entry.parent_id,
+        "timestamp": entry.timestamp,
+    });
+    if let Some(label) = node.label {
+        value["label"] = label.into();
+    }
+    if let Some(message) = entry.message() {
+        value["role"] = message.role().into();
+        let text = match message {
+            AgentMessage::User(user) => user.content.text(),
+            AgentMessage::Assistant(assistant) => assistant.text(),
+            _ => String::new(),
+        };
+        if !text.is_empty() {
+            value["text"] = text.chars().take(200).collect::<String>().into();
+        }
+    }
+    value["children"] = node.children.iter().filter_map(|&child| id_of(child)).collect();
+    value
+}
+
+/// `customType`, `content`, `display`, `details` of a `custom` message.
+fn custom_parts(custom: &CustomMessage) -> (String, UserContent, bool, Option<Value>) {
+    let field = |name: &str| custom.fields.get(name);
+    let custom_type = field("customType")
+        .and_then(Value::as_str)
+        .unwrap_or("custom")
+        .to_owned();
+    let content = match field("content") {
+        Some(Value::String(text)) => UserContent::Text(text.clone()),
+        Some(blocks @ Value::Array(_)) => serde_json::from_value::<Vec<ContentBlock>>(blocks.clone())
+            .map(UserContent::Blocks)
+            .unwrap_or_else(|_| UserContent::Text(String::new())),
+        _ => UserContent::Text(String::new()),
+    };
+    let display = field("display").and_then(Value::as_bool).unwrap_or(true);
+    let details = field("details").cloned().filter(|d| !d.is_null());
+    (custom_type, content, display, details)
+}

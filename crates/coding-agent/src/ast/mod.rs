@@ -1,0 +1,92 @@
+//! Structural search and rewrite on ast-grep: the `ast_grep` and `ast_edit` tools.
+//!
+//! Both take ast-grep patterns (`$A`, `$$$ARGS`, `$_`) and `paths` (files, directories or globs,
+//! resolved against the working directory), infer one language from the files (or take `lang`), and
+//! parse and match the files in parallel with ast-grep-core — no external program runs.
+//!
+//! - [`AstGrepTool`] lists matches, 50 per page (`skip` pages on).
+//! - [`AstEditTool`] computes a preview of every rewrite and pushes it onto the session's
+//!   [`PendingActionStore`](crate::pending::PendingActionStore); applying it re-reads every touched
+//!   file, refuses when any changed since the preview, and writes all files or none.
+//!
+//! Modules: `lang` (language names, aliases, inference), `files` (the path pipeline), `engine`
+//! (parsing and matching), `pool` (worker threads and the path-ordered collector), `preview` (output
+//! text), `apply` (the transactional write), and one module per tool.
+
+mod apply;
+mod edit_tool;
+mod engine;
+mod files;
+mod grep_tool;
+mod lang;
+mod pool;
+mod preview;
+
+use pi_agent_core::ToolError;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use edit_tool::{AstEditTool, DEFAULT_MAX_FILES, MAX_DETAIL_CHANGES, MAX_PREVIEW_BYTES};
+pub use files::MAX_CANDIDATE_FILES;
+pub use grep_tool::{AstGrepTool, PAGE_SIZE};
+pub use preview::PARSE_ERRORS_LIMIT;
+
+/// Which tool is running, for its error texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolKind {
+    Edit,
+    Grep,
+}
+
+impl ToolKind {
+    /// The tool's name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            ToolKind::Edit => "ast_edit",
+            ToolKind::Grep => "ast_grep",
+        }
+    }
+
+    /// What the tool does to files, as in `Cannot <verb> external URL`.
+    pub(crate) fn verb(self) -> &'static str {
+        match self {
+            ToolKind::Edit => "rewrite",
+            ToolKind::Grep => "search",
+        }
+    }
+}
+
+/// The strings of an array argument (other items are ignored).
+pub(crate) fn string_list(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// An optional string argument; blank counts as absent.
+pub(crate) fn optional_string(value: Option<&Value>) -> Option<String> {
+    value
+        .and_then(Value::as_str)
+        .filter(|text| !text.trim().is_empty())
+        .map(str::to_owned)
+}
+
+/// Runs `job` on the blocking pool; the call ends with `Operation aborted` as soon as `cancel` fires
+/// (the job itself stops at its next check).
+pub(crate) async fn run_blocking<T: Send + 'static>(
+    tool: ToolKind,
+    cancel: &CancellationToken,
+    job: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    let handle = tokio::task::spawn_blocking(job);
+    tokio::select! {
+        joined = handle => {
+            if cancel.is_cancelled() {
+                return Err(ToolError::new(pi_tools::OPERATION_ABORTED));
+            }
+            joined.map_err(|error| ToolError::new(format!("{} failed: {error}", tool.name())))?
+        }
+        () = cancel.cancelled() => Err(ToolError::new(pi_tools::OPERATION_ABORTED)),
+    }
+}

@@ -1,0 +1,372 @@
+//! `settings.json`: the global `~/.pi/agent/settings.json` with the project's `.pi/settings.json`
+//! merged over it (objects merge key by key, anything else is replaced).
+//!
+//! Only the keys this program uses are read; every other key is kept in [`Settings::raw`], so a
+//! file written for pi (or a newer pi) loads unchanged.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pi_agent_core::{QueueMode, ThinkingLevel, ToolExecutionMode};
+use serde_json::{Map, Value};
+
+/// A settings file that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// The file exists but could not be read.
+    #[error("Cannot read {file}: {message}")]
+    Read {
+        /// The file.
+        file: String,
+        /// Why.
+        message: String,
+    },
+    /// The file is not a JSON object.
+    #[error("Invalid settings in {file}:{line}:{column}: {message}")]
+    Parse {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A known key has a value of the wrong kind.
+    #[error("Invalid settings in {file}: \"{key}\" {message}")]
+    Value {
+        /// The file.
+        file: String,
+        /// The key.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The merged settings.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Settings {
+    /// `defaultProvider`.
+    pub default_provider: Option<String>,
+    /// `defaultModel` (an id or `provider/id`).
+    pub default_model: Option<String>,
+    /// `defaultThinkingLevel`.
+    pub default_thinking_level: Option<ThinkingLevel>,
+    /// `steeringMode`: `all` or `one-at-a-time`.
+    pub steering_mode: Option<QueueMode>,
+    /// `followUpMode`.
+    pub follow_up_mode: Option<QueueMode>,
+    /// `toolExecution`: `parallel` (pi's behaviour) or `sequential` for every batch.
+    pub tool_execution: Option<ToolExecutionMode>,
+    /// `shellPath`: the shell of `bash`.
+    pub shell_path: Option<String>,
+    /// `shellCommandPrefix`: prepended to every bash command.
+    pub shell_command_prefix: Option<String>,
+    /// `astEdit.enabled` (default true).
+    pub ast_edit_enabled: Option<bool>,
+    /// `astGrep.enabled` (default true).
+    pub ast_grep_enabled: Option<bool>,
+    /// `customTools`: paths of custom tools.
+    pub custom_tools: Vec<String>,
+    /// `mcpServers`: MCP servers whose tools pi offers, by name.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// The whole merged object, unknown keys included.
+    pub raw: Map<String, Value>,
+}
+
+impl Settings {
+    /// Reads the global file then the project's (either may be missing) and merges them.
+    pub fn load(global: &Path, project: Option<&Path>) -> Result<Self, SettingsError> {
+        let mut merged = read_object(global)?.unwrap_or_default();
+        if let Some(project) = project
+            && let Some(overrides) = read_object(project)?
+        {
+            merge(&mut merged, overrides);
+        }
+        Settings::from_object(merged, &global.display().to_string())
+    }
+
+    /// Settings from a JSON text; `file` names it in errors.
+    ///
+    /// ```
+    /// use pi_coding_agent::config::Settings;
+    /// let settings = Settings::from_json(r#"{"defaultModel": "anthropic/claude-sonnet-4-5", "theme": "dark"}"#, "settings.json").unwrap();
+    /// assert_eq!(settings.default_model.as_deref(), Some("anthropic/claude-sonnet-4-5"));
+    /// assert_eq!(settings.raw["theme"], "dark");
+    /// ```
+    pub fn from_json(text: &str, file: &str) -> Result<Self, SettingsError> {
+        Settings::from_object(parse_object(text, file)?, file)
+    }
+
+    fn from_object(raw: Map<String, Value>, file: &str) -> Result<Self, SettingsError> {
+        let reader = Reader { raw: &raw, file };
+        Ok(Settings {
+            default_provider: reader.string("defaultProvider")?,
+            default_model: reader.string("defaultModel")?,
+            default_thinking_level: reader.parsed("defaultThinkingLevel", parse_thinking_level)?,
+            steering_mode: reader.parsed("steeringMode", parse_queue_mode)?,
+            follow_up_mode: reader.parsed("followUpMode", parse_queue_mode)?,
+            tool_execution: reader.parsed("toolExecution", parse_execution_mode)?,
+            shell_path: reader.string("shellPath")?,
+            shell_command_prefix: reader.string("shellCommandPrefix")?,
+            ast_edit_enabled: reader.enabled("astEdit")?,
+            ast_grep_enabled: reader.enabled("astGrep")?,
+            custom_tools: reader.strings("customTools")?,
+            mcp_servers: reader.mcp_servers()?,
+            raw: raw.clone(),
+        })
+    }
+}
+
+/// One entry of `mcpServers`: a server started as a process speaking MCP over stdio.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Deserialize)]
+pub struct McpServerConfig {
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Working directory (default: the session's).
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+/// A thinking level by pi's name (`off`, `minimal`, `low`, `medium`, `high`, `xhigh`, `max`).
+pub fn parse_thinking_level(text: &str) -> Option<ThinkingLevel> {
+    Some(match text {
+        "off" => ThinkingLevel::Off,
+        "minimal" => ThinkingLevel::Minimal,
+        "low" => ThinkingLevel::Low,
+        "medium" => ThinkingLevel::Medium,
+        "high" => ThinkingLevel::High,
+        "xhigh" => ThinkingLevel::Xhigh,
+        "max" => ThinkingLevel::Max,
+        _ => return None,
+    })
+}
+
+/// pi's name of a thinking level.
+pub fn thinking_level_name(level: ThinkingLevel) -> &'static str {
+    match level {
+        ThinkingLevel::Off => "off",
+        ThinkingLevel::Minimal => "minimal",
+        ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium => "medium",
+        ThinkingLevel::High => "high",
+        ThinkingLevel::Xhigh => "xhigh",
+        ThinkingLevel::Max => "max",
+    }
+}
+
+fn parse_queue_mode(text: &str) -> Option<QueueMode> {
+    match text {
+        "all" => Some(QueueMode::All),
+        "one-at-a-time" => Some(QueueMode::OneAtATime),
+        _ => None,
+    }
+}
+
+fn parse_execution_mode(text: &str) -> Option<ToolExecutionMode> {
+    match text {
+        "parallel" => Some(ToolExecutionMode::Parallel),
+        "sequential" => Some(ToolExecutionMode::Sequential),
+        _ => None,
+    }
+}
+
+struct Reader<'a> {
+    raw: &'a Map<String, Value>,
+    file: &'a str,
+}
+
+impl Reader<'_> {
+    fn error(&self, key: &str, message: &str) -> SettingsError {
+        SettingsError::Value {
+            file: self.file.to_owned(),
+            key: key.to_owned(),
+            message: message.to_owned(),
+        }
+    }
+
+    fn string(&self, key: &str) -> Result<Option<String>, SettingsError> {
+        match self.raw.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text.clone())),
+            Some(_) => Err(self.error(key, "must be a string")),
+        }
+    }
+
+    fn parsed<T>(&self, key: &str, parse: fn(&str) -> Option<T>) -> Result<Option<T>, SettingsError> {
+        match self.string(key)? {
+            None => Ok(None),
+            Some(text) => parse(&text)
+                .map(Some)
+                .ok_or_else(|| self.error(key, &format!("has an unknown value \"{text}\""))),
+        }
+    }
+
+    fn strings(&self, key: &str) -> Result<Vec<String>, SettingsError> {
+        match self.raw.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| {
+                    item.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| self.error(key, "must be a list of strings"))
+                })
+                .collect(),
+            Some(_) => Err(self.error(key, "must be a list of strings")),
+        }
+    }
+
+    fn mcp_servers(&self) -> Result<BTreeMap<String, McpServerConfig>, SettingsError> {
+        match self.raw.get("mcpServers") {
+            None | Some(Value::Null) => Ok(BTreeMap::new()),
+            Some(Value::Object(servers)) => servers
+                .iter()
+                .map(|(name, config)| {
+                    serde_json::from_value::<McpServerConfig>(config.clone())
+                        .map(|config| (name.clone(), config))
+                        .map_err(|e| self.error(&format!("mcpServers.{name}"), &format!("is invalid: {e}")))
+                })
+                .collect(),
+            Some(_) => Err(self.error("mcpServers", "must be an object")),
+        }
+    }
+
+    /// `{"<key>": {"enabled": bool}}`.
+    fn enabled(&self, key: &str) -> Result<Option<bool>, SettingsError> {
+        match self.raw.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(object)) => match object.get("enabled") {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Bool(enabled)) => Ok(Some(*enabled)),
+                Some(_) => Err(self.error(key, "must have a boolean \"enabled\"")),
+            },
+            Some(_) => Err(self.error(key, "must be an object")),
+        }
+    }
+}
+
+fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, SettingsError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => {
+            return Err(SettingsError::Read {
+                file: path.display().to_string(),
+                message: error.to_string(),
+            });
+        }
+    };
+    if text.trim().is_empty() {
+        return Ok(Some(Map::new()));
+    }
+    parse_object(&text, &path.display().to_string()).map(Some)
+}
+
+fn parse_object(text: &str, file: &str) -> Result<Map<String, Value>, SettingsError> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(_) => Err(SettingsError::Parse {
+            file: file.to_owned(),
+            line: 1,
+            column: 1,
+            message: "expected a JSON object".to_owned(),
+        }),
+        Err(error) => Err(SettingsError::Parse {
+            file: file.to_owned(),
+            line: error.line(),
+            column: error.column(),
+            message: error.to_string(),
+        }),
+    }
+}
+
+/// Merges `overrides` into `base`: nested objects key by key, anything else replaced.
+pub fn merge(base: &mut Map<String, Value>, overrides: Map<String, Value>) {
+    for (key, value) in overrides {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(existing)), Value::Object(incoming)) => merge(existing, incoming),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn project_settings_merge_over_global() {
+        let dir = tempfile::tempdir().unwrap();
+        let global = dir.path().join("global.json");
+        let project = dir.path().join("project.json");
+        std::fs::write(
+            &global,
+            r#"{"defaultModel": "a", "astEdit": {"enabled": true, "x": 1}, "customTools": ["g"]}"#,
+        )
+        .unwrap();
+        std::fs::write(&project, r#"{"astEdit": {"enabled": false}, "customTools": ["p"]}"#).unwrap();
+        let settings = Settings::load(&global, Some(&project)).unwrap();
+        assert_eq!(settings.default_model.as_deref(), Some("a"));
+        assert_eq!(settings.ast_edit_enabled, Some(false));
+        assert_eq!(settings.raw["astEdit"], json!({"enabled": false, "x": 1}));
+        assert_eq!(settings.custom_tools, ["p"]);
+    }
+
+    #[test]
+    fn missing_files_are_empty_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(&dir.path().join("none.json"), Some(&dir.path().join("nope.json"))).unwrap();
+        assert_eq!(settings, Settings::default());
+    }
+
+    #[test]
+    fn errors_name_the_file_and_place() {
+        let error = Settings::from_json("{\n  \"defaultModel\": 3,\n}", "s.json").unwrap_err();
+        assert!(
+            error.to_string().starts_with("Invalid settings in s.json:3:1: "),
+            "{error}"
+        );
+        let error = Settings::from_json(r#"{"defaultModel": 3}"#, "s.json").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Invalid settings in s.json: \"defaultModel\" must be a string"
+        );
+        let error = Settings::from_json(r#"{"steeringMode": "sometimes"}"#, "s.json").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Invalid settings in s.json: \"steeringMode\" has an unknown value \"sometimes\""
+        );
+        let error = Settings::from_json("[]", "s.json").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Invalid settings in s.json:1:1: expected a JSON object"
+        );
+    }
+
+    #[test]
+    fn known_values_parse() {
+        let settings = Settings::from_json(
+            r#"{"defaultThinkingLevel": "high", "followUpMode": "all", "toolExecution": "sequential",
+                "shellPath": "/bin/zsh", "astGrep": {"enabled": false}}"#,
+            "s.json",
+        )
+        .unwrap();
+        assert_eq!(settings.default_thinking_level, Some(ThinkingLevel::High));
+        assert_eq!(settings.follow_up_mode, Some(QueueMode::All));
+        assert_eq!(settings.tool_execution, Some(ToolExecutionMode::Sequential));
+        assert_eq!(settings.shell_path.as_deref(), Some("/bin/zsh"));
+        assert_eq!(settings.ast_grep_enabled, Some(false));
+    }
+}

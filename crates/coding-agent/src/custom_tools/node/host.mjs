@@ -1,0 +1,910 @@
+// The Node host of pi-in-Rust: runs one pi TypeScript / JavaScript custom tool module unchanged and
+// speaks the custom-tool process protocol (docs/custom-tools.md: JSON-RPC 2.0, one message per line)
+// on stdin / stdout.
+//
+//     node [flags] host.mjs <entry>
+//
+// The Rust side (custom_tools/node/mod.rs) ships this file inside the crate, writes it to a cache
+// file and starts it in the entry's directory. On `initialize` the host imports the entry, calls its
+// factory with pi's `pi` object and answers with the tool definitions; `execute`, `cancel`,
+// `pendingAction.apply` / `reject`, `session` and `shutdown` are then served from the tools.
+//
+// The packages pi resolves for its tools (`@sinclair/typebox`, `@mariozechner/pi-coding-agent`,
+// `@mariozechner/pi-ai`, `@mariozechner/pi-tui`) resolve here to small shims defined in this file,
+// through a Node module-resolution hook. The same file is therefore loaded twice in the
+// `module.register` case (Node.js before 22.15): as the host (no query), and as the hook module
+// (`?pi-hooks`) in Node's loader thread, where only the exported `resolve` hook is used and nothing
+// else runs. With `module.registerHooks` (22.15 and newer) the hooks run in the host's own thread.
+//
+// Nothing but protocol messages is ever written to stdout: `console.log` and `process.stdout.write`
+// of the tool go to stderr.
+
+import { spawn } from "node:child_process";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { statSync } from "node:fs";
+import * as nodeModule from "node:module";
+import { resolve as resolvePath } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+/** The query marking the copy of this file that Node's loader thread runs as the hook module. */
+const HOOKS_QUERY = "?pi-hooks";
+
+/** The URL of this file without its query: the host module itself. */
+const HOST_URL = import.meta.url.split("?")[0];
+
+/** The protocol version this host speaks. */
+const PROTOCOL_VERSION = 1;
+
+// ---------------------------------------------------------------------------------------------
+// Shims: @sinclair/typebox
+// ---------------------------------------------------------------------------------------------
+
+/** TypeBox's marker of a schema's kind (kept as a symbol: JSON never sees it). */
+const Kind = Symbol.for("TypeBox.Kind");
+/** TypeBox's marker of an optional property. */
+const OptionalKind = Symbol.for("TypeBox.Optional");
+/** TypeBox's marker of a readonly property. */
+const ReadonlyKind = Symbol.for("TypeBox.Readonly");
+/** TypeBox's hint of what a composed schema was built from (`Enum`, …). */
+const Hint = Symbol.for("TypeBox.Hint");
+
+/** A schema of `kind`: the caller's options, then the fields that define the kind. */
+function make(kind, fields, options) {
+  return { ...(options ?? {}), ...fields, [Kind]: kind };
+}
+
+/** The JSON type name of a literal value. */
+function literalType(value) {
+  return value === null ? "null" : typeof value;
+}
+
+/** The keys named by `keys`: an array of strings, a literal schema, or a union of literals. */
+function keyNames(keys) {
+  if (Array.isArray(keys)) return keys.map(String);
+  if (keys && "const" in keys) return [String(keys.const)];
+  if (keys && Array.isArray(keys.anyOf)) return keys.anyOf.flatMap(keyNames);
+  return [];
+}
+
+/** Whether a schema was marked optional. */
+function isOptional(schema) {
+  return schema?.[OptionalKind] === "Optional";
+}
+
+/** A copy of `schema` marked optional (or unmarked when `optional` is false). */
+function withOptional(schema, optional) {
+  const copy = { ...schema };
+  if (optional) copy[OptionalKind] = "Optional";
+  else delete copy[OptionalKind];
+  return copy;
+}
+
+/** An object schema from `properties`, listing the non-optional ones as required. */
+function objectSchema(properties, options) {
+  const props = { ...(properties ?? {}) };
+  const required = Object.keys(props).filter((key) => !isOptional(props[key]));
+  const fields = { type: "object", properties: props };
+  if (required.length > 0) fields.required = required;
+  return make("Object", fields, options);
+}
+
+/** `Type`: builders of plain JSON Schema objects, as TypeBox's. */
+const Type = Object.freeze({
+  String: (options) => make("String", { type: "string" }, options),
+  Number: (options) => make("Number", { type: "number" }, options),
+  Integer: (options) => make("Integer", { type: "integer" }, options),
+  Boolean: (options) => make("Boolean", { type: "boolean" }, options),
+  Null: (options) => make("Null", { type: "null" }, options),
+  Any: (options) => make("Any", {}, options),
+  Unknown: (options) => make("Unknown", {}, options),
+  Never: (options) => make("Never", { not: {} }, options),
+  Not: (schema, options) => make("Not", { not: schema }, options),
+  Literal: (value, options) => make("Literal", { const: value, type: literalType(value) }, options),
+  Array: (items, options) => make("Array", { type: "array", items }, options),
+  Tuple: (items, options) => {
+    const list = [...(items ?? [])];
+    const fields = { type: "array", minItems: list.length, maxItems: list.length };
+    if (list.length > 0) Object.assign(fields, { items: list, additionalItems: false });
+    return make("Tuple", fields, options);
+  },
+  Object: objectSchema,
+  Optional: (schema, optional = true) => withOptional(schema, optional !== false),
+  Readonly: (schema, readonly = true) => {
+    const copy = { ...schema };
+    if (readonly !== false) copy[ReadonlyKind] = "Readonly";
+    else delete copy[ReadonlyKind];
+    return copy;
+  },
+  ReadonlyOptional: (schema) => ({ ...withOptional(schema, true), [ReadonlyKind]: "Readonly" }),
+  Union: (schemas, options) => {
+    const list = [...(schemas ?? [])];
+    if (list.length === 0) return Type.Never(options);
+    if (list.length === 1) return { ...list[0], ...(options ?? {}) };
+    return make("Union", { anyOf: list }, options);
+  },
+  Intersect: (schemas, options) => make("Intersect", { allOf: [...(schemas ?? [])] }, options),
+  Enum: (values, options) => {
+    const source = values ?? {};
+    // A numeric TypeScript enum maps each value back to its name under a numeric key: skip those.
+    const keys = Array.isArray(source) ? source.map((_, i) => i) : Object.keys(source).filter((k) => Number.isNaN(Number(k)));
+    const literals = [...new Set(keys.map((k) => source[k]))].map((v) => Type.Literal(v));
+    return { ...make("Union", { anyOf: literals }, options), [Hint]: "Enum" };
+  },
+  Record: (key, value, options) => {
+    if (Array.isArray(key?.anyOf) || (key && "const" in key)) {
+      const properties = Object.fromEntries(keyNames(key).map((name) => [name, value]));
+      return objectSchema(properties, options);
+    }
+    let pattern = "^(.*)$";
+    if (key?.type === "number" || key?.type === "integer") pattern = "^(0|[1-9][0-9]*)$";
+    else if (typeof key?.pattern === "string") pattern = key.pattern;
+    return make("Record", { type: "object", patternProperties: { [pattern]: value } }, options);
+  },
+  Partial: (schema, options) => {
+    const properties = Object.fromEntries(Object.entries(schema?.properties ?? {}).map(([k, v]) => [k, withOptional(v, true)]));
+    return objectSchema(properties, { ...stripObjectFields(schema), ...(options ?? {}) });
+  },
+  Required: (schema, options) => {
+    const properties = Object.fromEntries(Object.entries(schema?.properties ?? {}).map(([k, v]) => [k, withOptional(v, false)]));
+    return objectSchema(properties, { ...stripObjectFields(schema), ...(options ?? {}) });
+  },
+  Pick: (schema, keys, options) => {
+    const wanted = new Set(keyNames(keys));
+    const properties = Object.fromEntries(Object.entries(schema?.properties ?? {}).filter(([k]) => wanted.has(k)));
+    return objectSchema(properties, { ...stripObjectFields(schema), ...(options ?? {}) });
+  },
+  Omit: (schema, keys, options) => {
+    const unwanted = new Set(keyNames(keys));
+    const properties = Object.fromEntries(Object.entries(schema?.properties ?? {}).filter(([k]) => !unwanted.has(k)));
+    return objectSchema(properties, { ...stripObjectFields(schema), ...(options ?? {}) });
+  },
+  KeyOf: (schema, options) => Type.Union(Object.keys(schema?.properties ?? {}).map((k) => Type.Literal(k)), options),
+  Composite: (schemas, options) => {
+    const properties = {};
+    for (const schema of schemas ?? []) Object.assign(properties, schema?.properties ?? {});
+    return objectSchema(properties, options);
+  },
+  Unsafe: (options) => ({ ...(options ?? {}), [Kind]: (options ?? {})[Kind] ?? "Unsafe" }),
+  Strict: (schema) => JSON.parse(JSON.stringify(schema)),
+});
+
+/** The options of an object schema without the fields `objectSchema` computes. */
+function stripObjectFields(schema) {
+  const { type: _type, properties: _properties, required: _required, ...rest } = schema ?? {};
+  return rest;
+}
+
+/** Names TypeScript code imports from `@sinclair/typebox` as types only; exported as `undefined`
+ *  so that an `import { Static }` without `type` (which type stripping keeps) still links. */
+const TYPEBOX_TYPE_NAMES = [
+  "Static", "TSchema", "TObject", "TString", "TNumber", "TInteger", "TBoolean", "TNull", "TArray", "TTuple",
+  "TUnion", "TIntersect", "TLiteral", "TOptional", "TReadonly", "TProperties", "TEnum", "TAny", "TUnknown",
+  "TNever", "TRecord", "TPartial", "TPick", "TOmit", "TKeyOf", "TUnsafe", "SchemaOptions", "ObjectOptions",
+  "StringOptions", "NumberOptions", "ArrayOptions", "TLiteralValue", "StaticDecode", "StaticEncode",
+];
+
+// ---------------------------------------------------------------------------------------------
+// Shims: @mariozechner/pi-ai, @mariozechner/pi-tui, @mariozechner/pi-coding-agent
+// ---------------------------------------------------------------------------------------------
+
+/** pi-ai's `StringEnum`: a string schema with an `enum` list (accepted by every provider). */
+function StringEnum(values, options) {
+  return Type.Unsafe({ type: "string", enum: [...values], ...(options ?? {}) });
+}
+
+/** The ANSI escape sequences a terminal does not display. */
+const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)/g;
+
+/** pi-tui's `visibleWidth`, roughly: the length without ANSI escapes. */
+function visibleWidth(text) {
+  return [...String(text).replace(ANSI, "")].length;
+}
+
+/** pi-tui's `truncateToWidth`, roughly. */
+function truncateToWidth(text, width, ellipsis = "...") {
+  const plain = [...String(text).replace(ANSI, "")];
+  if (plain.length <= width) return String(text);
+  return plain.slice(0, Math.max(0, width - ellipsis.length)).join("") + ellipsis;
+}
+
+/** The base of the pi-tui component stand-ins: renders nothing. The host never renders. */
+class Component {
+  /** Lines of the component at `width` columns. */
+  render(_width) {
+    return [];
+  }
+  /** Drops cached rendering. */
+  invalidate() {}
+}
+
+/** pi-tui's `Text`: some text with padding. */
+class Text extends Component {
+  constructor(text = "", paddingX = 1, paddingY = 1, customBgFn = undefined) {
+    super();
+    this.text = text;
+    this.paddingX = paddingX;
+    this.paddingY = paddingY;
+    this.customBgFn = customBgFn;
+  }
+  /** Replaces the text. */
+  setText(text) {
+    this.text = text;
+  }
+  render(_width) {
+    return String(this.text ?? "").split("\n");
+  }
+}
+
+/** pi-tui's `TruncatedText`. */
+class TruncatedText extends Text {}
+
+/** pi-tui's `Markdown` (rendered as its source). */
+class Markdown extends Text {}
+
+/** pi-tui's `Spacer`: empty lines. */
+class Spacer extends Component {
+  constructor(lines = 1) {
+    super();
+    this.lines = lines;
+  }
+  render(_width) {
+    return new Array(Math.max(0, this.lines)).fill("");
+  }
+}
+
+/** pi-tui's `Container`: children rendered one under the other. */
+class Container extends Component {
+  constructor() {
+    super();
+    this.children = [];
+  }
+  /** Appends a child. */
+  addChild(child) {
+    this.children.push(child);
+  }
+  /** Removes a child. */
+  removeChild(child) {
+    this.children = this.children.filter((c) => c !== child);
+  }
+  /** Removes every child. */
+  clear() {
+    this.children = [];
+  }
+  render(width) {
+    return this.children.flatMap((child) => child?.render?.(width) ?? []);
+  }
+}
+
+/** pi-tui's `Box`: a padded container. */
+class Box extends Container {
+  constructor(paddingX = 1, paddingY = 1, bgFn = undefined) {
+    super();
+    this.paddingX = paddingX;
+    this.paddingY = paddingY;
+    this.bgFn = bgFn;
+  }
+}
+
+/** Type-only names of pi-coding-agent that tools import (exported as `undefined`). */
+const CODING_AGENT_TYPE_NAMES = [
+  "CustomToolFactory", "CustomTool", "CustomAgentTool", "CustomToolAPI", "ToolAPI", "ToolUIContext",
+  "CustomToolContext", "CustomToolUIContext", "CustomToolResult", "CustomToolPendingAction", "ExecOptions",
+  "ExecResult", "ToolSessionEvent", "SessionEvent", "CustomToolSessionEvent", "SessionEntry", "AgentToolResult",
+  "AgentToolUpdateCallback", "RenderResultOptions", "Theme", "ToolDefinition", "ToolExecutionMode",
+];
+
+/** Type-only names of pi-ai that tools import (exported as `undefined`). */
+const PI_AI_TYPE_NAMES = ["TextContent", "ImageContent", "Model", "Api", "Message", "ToolResultMessage"];
+
+/** Type-only names of pi-tui that tools import (exported as `undefined`). */
+const PI_TUI_TYPE_NAMES = ["TUI", "Focusable"];
+
+/** An object mapping each name of `names` to `undefined`. */
+function placeholders(names) {
+  return Object.fromEntries(names.map((name) => [name, undefined]));
+}
+
+/** The shim modules, by id: what each exports. */
+const SHIMS = {
+  typebox: { ...placeholders(TYPEBOX_TYPE_NAMES), Type, Kind, OptionalKind, ReadonlyKind, Hint },
+  piAi: { ...placeholders(PI_AI_TYPE_NAMES), StringEnum },
+  piTui: {
+    ...placeholders(PI_TUI_TYPE_NAMES),
+    Component, Text, TruncatedText, Markdown, Spacer, Container, Box, visibleWidth, truncateToWidth,
+  },
+  codingAgent: { ...placeholders(CODING_AGENT_TYPE_NAMES) },
+};
+
+/** Which shim a bare package name resolves to. */
+const SHIM_PACKAGES = new Map([
+  ["@sinclair/typebox", "typebox"],
+  ["typebox", "typebox"],
+  ["@mariozechner/pi-ai", "piAi"],
+  ["@mariozechner/pi-tui", "piTui"],
+  ["@mariozechner/pi-coding-agent", "codingAgent"],
+  ["@oh-my-pi/pi-ai", "piAi"],
+  ["@oh-my-pi/pi-tui", "piTui"],
+  ["@oh-my-pi/pi-coding-agent", "codingAgent"],
+]);
+
+/** The `data:` URL of the module re-exporting shim `id` from the host module (one instance). */
+function shimUrl(id) {
+  const names = Object.keys(SHIMS[id]);
+  const source =
+    `import { SHIM_EXPORTS as all } from ${JSON.stringify(HOST_URL)};\n` +
+    `const shim = all[${JSON.stringify(id)}];\n` +
+    `export const { ${names.join(", ")} } = shim;\n` +
+    `export default shim;\n`;
+  return `data:text/javascript,${encodeURIComponent(source)}`;
+}
+
+/** The shims, for the `data:` modules of `shimUrl`. */
+export const SHIM_EXPORTS = SHIMS;
+
+// ---------------------------------------------------------------------------------------------
+// Module resolution hook
+// ---------------------------------------------------------------------------------------------
+
+/** Extensions tried, in order, for a relative import that does not exist as written (pi loads
+ *  tools with a bundler-style resolver: `./helpers` and `./helpers.js` may name `helpers.ts`). */
+const TRY_SUFFIXES = [".ts", ".mts", ".js", ".mjs", ".cjs", "/index.ts", "/index.js", "/index.mjs"];
+
+/** A file the relative `specifier` of `parentURL` may mean when it does not exist as written. */
+function alternative(specifier, parentURL) {
+  let base;
+  try {
+    base = fileURLToPath(new URL(specifier, parentURL));
+  } catch {
+    return undefined;
+  }
+  const candidates = [];
+  const swapped = base.replace(/\.(m|c)?js$/, (_all, m) => `.${m ?? ""}ts`);
+  if (swapped !== base) candidates.push(swapped);
+  for (const suffix of TRY_SUFFIXES) candidates.push(base + suffix);
+  for (const candidate of candidates) {
+    try {
+      if (statSync(candidate).isFile()) return pathToFileURL(candidate).href;
+    } catch {
+      // not there: try the next one
+    }
+  }
+  return undefined;
+}
+
+/** Whether `specifier` is relative or a `file:` URL. */
+function isLocal(specifier) {
+  return specifier.startsWith("./") || specifier.startsWith("../") || specifier.startsWith("file:") || specifier.startsWith("/");
+}
+
+/**
+ * The resolve hook (both `module.registerHooks`, where `nextResolve` answers at once, and
+ * `module.register`, where it answers with a promise): pi's packages resolve to the shims, and a
+ * relative import that is missing is retried with TypeScript and index extensions.
+ */
+export function resolve(specifier, context, nextResolve) {
+  const shim = SHIM_PACKAGES.get(specifier);
+  if (shim !== undefined && requireShims && context.conditions?.includes("require")) {
+    return { url: `${HOST_URL}${REQUIRE_SHIM_SUFFIX}${shim}.cjs`, format: "commonjs", shortCircuit: true };
+  }
+  if (shim !== undefined) return { url: shimUrl(shim), format: "module", shortCircuit: true };
+  if (!isLocal(specifier) || !context.parentURL?.startsWith("file:")) return nextResolve(specifier, context);
+  const retry = (error) => {
+    const code = error?.code;
+    if (code !== "ERR_MODULE_NOT_FOUND" && code !== "ERR_UNSUPPORTED_DIR_IMPORT") throw error;
+    const found = alternative(specifier, context.parentURL);
+    if (found === undefined) throw error;
+    return nextResolve(found, context);
+  };
+  let result;
+  try {
+    result = nextResolve(specifier, context);
+  } catch (error) {
+    return retry(error);
+  }
+  return typeof result?.then === "function" ? result.then(undefined, retry) : result;
+}
+
+/** What the URL a CommonJS `require` of a pi package resolves to adds to the host's URL, before
+ *  `<shim id>.cjs`: a file that does not exist, which `load` serves (one path per shim, as
+ *  CommonJS caches modules by path). */
+const REQUIRE_SHIM_SUFFIX = ".pi-require-shim-";
+
+/** Where `load` finds the shims for `require` (same thread: `module.registerHooks` only). */
+const SHIMS_GLOBAL = Symbol.for("pi-tool-host.shims");
+
+/** Whether `require` of pi's packages is served (with `module.registerHooks`, which sees it). */
+let requireShims = false;
+
+/** The load hook of `module.registerHooks`: serves the shims to CommonJS `require`. */
+function load(url, context, nextLoad) {
+  const prefix = HOST_URL + REQUIRE_SHIM_SUFFIX;
+  if (!url.startsWith(prefix) || !url.endsWith(".cjs")) return nextLoad(url, context);
+  const id = JSON.stringify(url.slice(prefix.length, -".cjs".length));
+  const source = `module.exports = globalThis[Symbol.for(${JSON.stringify(SHIMS_GLOBAL.description)})][${id}];`;
+  return { format: "commonjs", source, shortCircuit: true };
+}
+
+/** Installs the hooks: in-thread with `module.registerHooks` (Node 22.15+; `import` and
+ *  `require`), else in Node's loader thread with `module.register` (Node 20.6+; `import` only). */
+function installHooks() {
+  if (typeof nodeModule.registerHooks === "function") {
+    globalThis[SHIMS_GLOBAL] = SHIMS;
+    requireShims = true;
+    nodeModule.registerHooks({ resolve, load });
+  } else if (typeof nodeModule.register === "function") {
+    nodeModule.register(HOST_URL + HOOKS_QUERY);
+  } else {
+    throw new Error(`Node.js ${process.versions.node} cannot run pi tools: it needs module.register (Node.js 20.6 or newer)`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The host
+// ---------------------------------------------------------------------------------------------
+
+/** The message of anything thrown. */
+function messageOf(error) {
+  if (error instanceof Error) return error.message;
+  if (typeof error?.message === "string") return error.message;
+  return String(error);
+}
+
+/** An error answered with a given JSON-RPC code. */
+class RpcError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** A tool result as the protocol wants it: `{content: [...], details?}`. */
+function normalizeResult(result) {
+  if (result === undefined || result === null) return { content: [] };
+  if (typeof result === "string") return { content: [{ type: "text", text: result }] };
+  let content = result.content;
+  if (content === undefined || content === null) content = [];
+  else if (typeof content === "string") content = [{ type: "text", text: content }];
+  else if (!Array.isArray(content)) content = [content];
+  const normalized = { content };
+  if (result.details !== undefined) normalized.details = result.details;
+  return normalized;
+}
+
+/** The factory a tool module exports: its default export, or a CommonJS `module.exports` function
+ *  (also one compiled with `exports.default`). */
+function factoryOf(module) {
+  const candidates = [module?.default, module?.default?.default, module?.["module.exports"]];
+  return candidates.find((candidate) => typeof candidate === "function");
+}
+
+/** The tool definition sent to pi: name, label, description, JSON Schema, execution mode. */
+function definitionOf(tool) {
+  const definition = {
+    name: tool.name,
+    description: String(tool.description ?? ""),
+    parameters: JSON.parse(JSON.stringify(tool.parameters ?? { type: "object", properties: {} })),
+  };
+  if (typeof tool.label === "string") definition.label = tool.label;
+  if (tool.executionMode === "sequential" || tool.executionMode === "parallel") {
+    definition.executionMode = tool.executionMode;
+  }
+  return definition;
+}
+
+/** Checks what a factory returned: one tool or an array of tools, each named, with `execute`. */
+function toolsFrom(created) {
+  const list = Array.isArray(created) ? created : [created];
+  if (created === undefined || created === null || list.length === 0) throw new Error("the factory returned no tool");
+  const names = new Set();
+  list.forEach((tool, index) => {
+    if (tool === null || typeof tool !== "object") throw new Error(`tool ${index + 1} is not an object`);
+    if (typeof tool.name !== "string" || tool.name === "") throw new Error(`tool ${index + 1} has no name`);
+    if (typeof tool.execute !== "function") throw new Error(`tool "${tool.name}" has no execute function`);
+    if (names.has(tool.name)) throw new Error(`two tools are named "${tool.name}"`);
+    names.add(tool.name);
+  });
+  return list;
+}
+
+/** Runs the host on stdin / stdout for the tool module at `entryPath`. */
+function startHost(entryPath) {
+  const writeProtocol = process.stdout.write.bind(process.stdout);
+  const toStderr = process.stderr.write.bind(process.stderr);
+  process.stdout.write = toStderr;
+  console.log = console.error;
+  console.info = console.error;
+  console.debug = console.error;
+  process.stdout.on("error", () => process.exit(0));
+  process.on("unhandledRejection", (error) => console.error("pi tool host: unhandled rejection:", error));
+  process.on("uncaughtException", (error) => console.error("pi tool host: uncaught exception:", error));
+
+  const entryUrl = pathToFileURL(resolvePath(entryPath)).href;
+  /** Outgoing requests waiting for pi's answer, by id. */
+  const waiting = new Map();
+  /** The AbortController of every call in flight, by callId. */
+  const calls = new Map();
+  /** Pushed pending actions, by actionId. */
+  const actions = new Map();
+  /** The pushes made in the current call or pending action (to answer with their failure). */
+  const pushScope = new AsyncLocalStorage();
+  const state = { cwd: process.cwd(), hasUI: false, started: false, tools: undefined, byName: new Map(), nextId: 0, nextAction: 0 };
+  let lastSession = { entries: [], sessionFile: undefined, previousSessionFile: undefined };
+  let shuttingDown = false;
+  let warnedCustom = false;
+
+  /** Writes one message; `done` runs once it is flushed. */
+  function send(message, done) {
+    let line;
+    try {
+      line = JSON.stringify({ jsonrpc: "2.0", ...message });
+    } catch (error) {
+      if (message.id === undefined || message.method !== undefined) throw error;
+      line = JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32603, message: `Result is not JSON: ${messageOf(error)}` } });
+    }
+    writeProtocol(line + "\n", done);
+  }
+
+  /** Sends a request to pi and waits for its result. */
+  function request(method, params) {
+    const id = ++state.nextId;
+    return new Promise((resolvePromise, reject) => {
+      waiting.set(id, { resolve: resolvePromise, reject });
+      send({ id, method, params });
+    });
+  }
+
+  /** Sends a notification to pi. */
+  function notify(method, params) {
+    send({ method, params });
+  }
+
+  /** pi's `exec`: runs a program in the session's directory, killed by `signal` or `timeout`. */
+  function exec(command, args = [], options = {}) {
+    const { signal, timeout, cwd } = options ?? {};
+    return new Promise((resolvePromise) => {
+      let stdout = "";
+      let stderr = "";
+      let killed = false;
+      let settled = false;
+      let timer;
+      let hardKill;
+      const finish = (code) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        clearTimeout(hardKill);
+        signal?.removeEventListener?.("abort", kill);
+        resolvePromise({ stdout, stderr, code, killed });
+      };
+      if (signal?.aborted) {
+        killed = true;
+        finish(-1);
+        return;
+      }
+      const child = spawn(String(command), [...(args ?? [])].map(String), {
+        cwd: cwd ?? state.cwd,
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: process.platform !== "win32",
+        windowsHide: true,
+      });
+      const signalTree = (name) => {
+        try {
+          if (process.platform !== "win32" && child.pid !== undefined) process.kill(-child.pid, name);
+          else child.kill(name);
+        } catch {
+          try {
+            child.kill(name);
+          } catch {
+            // already gone
+          }
+        }
+      };
+      function kill() {
+        if (settled || killed) return;
+        killed = true;
+        signalTree("SIGTERM");
+        hardKill = setTimeout(() => signalTree("SIGKILL"), 2000);
+      }
+      child.stdout.setEncoding("utf8");
+      child.stderr.setEncoding("utf8");
+      child.stdout.on("data", (chunk) => (stdout += chunk));
+      child.stderr.on("data", (chunk) => (stderr += chunk));
+      child.on("error", (error) => {
+        stderr += (stderr && !stderr.endsWith("\n") ? "\n" : "") + messageOf(error);
+        finish(error?.code === "ENOENT" ? 127 : 1);
+      });
+      child.on("close", (code) => finish(code ?? -1));
+      signal?.addEventListener?.("abort", kill, { once: true });
+      if (typeof timeout === "number" && timeout > 0) timer = setTimeout(kill, timeout);
+    });
+  }
+
+  /** pi's `pushPendingAction`: stages `action` with pi; `apply` / `reject` are kept here and
+   *  called on `pendingAction.apply` / `reject`. Returns a thenable of pi's answer; a failure that
+   *  the tool does not await fails the call it was made in, as pi's synchronous throw would. */
+  function pushPendingAction(action) {
+    if (action === null || typeof action !== "object") throw new TypeError("pushPendingAction needs an action object");
+    if (typeof action.apply !== "function") throw new TypeError("pushPendingAction needs an apply function");
+    const actionId = `action-${++state.nextAction}`;
+    const hasReject = typeof action.reject === "function";
+    actions.set(actionId, { apply: action.apply, reject: hasReject ? action.reject : undefined });
+    const params = { actionId, label: String(action.label ?? ""), hasReject };
+    if (action.sourceToolName !== undefined) params.sourceToolName = String(action.sourceToolName);
+    if (action.details !== undefined) params.details = action.details;
+    const outcome = request("pendingAction.push", params).then(
+      () => undefined,
+      (error) => {
+        actions.delete(actionId);
+        return error;
+      },
+    );
+    const scope = pushScope.getStore();
+    const entry = { outcome, observed: false };
+    if (scope) scope.push(entry);
+    else outcome.then((error) => error && console.error(`pi tool host: pushPendingAction failed: ${messageOf(error)}`));
+    const settled = outcome.then((error) => {
+      if (error) throw error;
+    });
+    settled.catch(() => {});
+    return {
+      then(onFulfilled, onRejected) {
+        entry.observed = true;
+        return settled.then(onFulfilled, onRejected);
+      },
+      catch(onRejected) {
+        entry.observed = true;
+        return settled.catch(onRejected);
+      },
+      finally(onFinally) {
+        entry.observed = true;
+        return settled.finally(onFinally);
+      },
+    };
+  }
+
+  /** Runs `run` recording its pushes; once it succeeds, waits for pi to accept them and throws the
+   *  first failure the tool did not observe. */
+  async function withPushes(run) {
+    const pushes = [];
+    const value = await pushScope.run(pushes, run);
+    for (const entry of pushes) {
+      const error = await entry.outcome;
+      if (error && !entry.observed) throw error;
+    }
+    return value;
+  }
+
+  const ui = {
+    async select(title, options) {
+      const chosen = await request("ui.select", { title: String(title), options: [...(options ?? [])].map(String) });
+      return chosen ?? undefined;
+    },
+    async confirm(title, message) {
+      return (await request("ui.confirm", { title: String(title), message: String(message ?? "") })) === true;
+    },
+    async input(title, placeholder) {
+      const params = { title: String(title) };
+      if (placeholder !== undefined) params.placeholder = String(placeholder);
+      const text = await request("ui.input", params);
+      return text ?? undefined;
+    },
+    notify(message, type) {
+      const params = { message: String(message) };
+      if (type !== undefined) params.type = type;
+      notify("ui.notify", params);
+    },
+    custom(_component) {
+      if (!warnedCustom) {
+        warnedCustom = true;
+        console.error("pi tool host: ui.custom is not supported for Node tools; the component is not shown");
+      }
+      return { close() {}, requestRender() {} };
+    },
+  };
+
+  /** Calls every tool's `onSession` in turn with `event`, reporting failures on stderr. */
+  async function emitSession(event) {
+    for (const tool of state.tools ?? []) {
+      if (typeof tool.onSession !== "function") continue;
+      try {
+        await tool.onSession(event);
+      } catch (error) {
+        console.error(`pi tool host: onSession of "${tool.name}" failed:`, error);
+      }
+    }
+  }
+
+  async function initialize(params) {
+    if (state.started) throw new RpcError(-32600, "Already initialized");
+    state.started = true;
+    if (params?.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
+      throw new RpcError(-32602, `Unsupported protocol version ${params.protocolVersion} (this host speaks ${PROTOCOL_VERSION})`);
+    }
+    if (typeof params?.cwd === "string") {
+      state.cwd = params.cwd;
+      try {
+        process.chdir(params.cwd);
+      } catch (error) {
+        console.error(`pi tool host: cannot change to ${params.cwd}: ${messageOf(error)}`);
+      }
+    }
+    state.hasUI = params?.hasUI === true;
+    installHooks();
+    let module;
+    try {
+      module = await import(entryUrl);
+    } catch (error) {
+      console.error(error);
+      throw new Error(`Failed to load tool: ${messageOf(error)}`);
+    }
+    const factory = factoryOf(module);
+    if (factory === undefined) throw new Error("Tool must export a default function");
+    const pi = {
+      cwd: state.cwd,
+      hasUI: state.hasUI,
+      exec,
+      ui,
+      pushPendingAction,
+      typebox: SHIMS.typebox,
+    };
+    let tools;
+    let definitions;
+    try {
+      tools = toolsFrom(await factory(pi));
+      definitions = tools.map(definitionOf);
+    } catch (error) {
+      console.error(error);
+      throw new Error(`Failed to load tool: ${messageOf(error)}`);
+    }
+    state.tools = tools;
+    state.byName = new Map(tools.map((tool) => [tool.name, tool]));
+    return { tools: definitions };
+  }
+
+  /** `execute`; `controller` was registered under the call's id as soon as the request came, so
+   *  that a `cancel` right behind it is not lost while the call waits for `initialize`. */
+  async function execute({ callId, tool: name, params } = {}, controller = new AbortController()) {
+    let finished = false;
+    const onUpdate = (partial) => {
+      if (!finished && !controller.signal.aborted) notify("update", { callId, partial: normalizeResult(partial) });
+    };
+    try {
+      const tool = state.byName.get(name);
+      if (tool === undefined) throw new RpcError(-32602, state.tools ? `Unknown tool: ${name}` : "Not initialized");
+      // Cancelled before it started: the tool is not called at all.
+      if (controller.signal.aborted) throw new Error("Operation aborted");
+      const result = await withPushes(() => tool.execute(callId, params ?? {}, controller.signal, onUpdate));
+      return normalizeResult(result);
+    } finally {
+      finished = true;
+      if (calls.get(callId) === controller) calls.delete(callId);
+    }
+  }
+
+  /** The pushed action `actionId`, removed: pi resolves each one once. */
+  function takeAction(actionId) {
+    const action = actions.get(actionId);
+    if (action === undefined) throw new RpcError(-32602, `Unknown pending action: ${actionId}`);
+    actions.delete(actionId);
+    return action;
+  }
+
+  async function applyAction({ actionId, reason, extra } = {}) {
+    const action = takeAction(actionId);
+    return normalizeResult(await withPushes(() => action.apply(reason ?? "", extra)));
+  }
+
+  async function rejectAction({ actionId, reason, extra } = {}) {
+    const action = takeAction(actionId);
+    if (action.reject === undefined) return null;
+    const result = await withPushes(() => action.reject(reason ?? "", extra));
+    return result === undefined || result === null ? null : normalizeResult(result);
+  }
+
+  async function session(params = {}) {
+    lastSession = {
+      entries: Array.isArray(params.entries) ? params.entries : [],
+      sessionFile: params.sessionFile ?? undefined,
+      previousSessionFile: params.previousSessionFile ?? undefined,
+    };
+    await emitSession({ reason: params.reason, ...lastSession });
+    return null;
+  }
+
+  /** Aborts every call and sends `onSession({reason: "shutdown"})` once. */
+  async function shutdown() {
+    if (shuttingDown) return null;
+    shuttingDown = true;
+    for (const controller of calls.values()) controller.abort();
+    await emitSession({ reason: "shutdown", ...lastSession });
+    return null;
+  }
+
+  const handlers = {
+    initialize,
+    execute,
+    "pendingAction.apply": applyAction,
+    "pendingAction.reject": rejectAction,
+    session,
+    shutdown,
+  };
+
+  /** Settles when `initialize` has been answered: requests that come meanwhile wait for it. */
+  let initialized = Promise.resolve();
+  /** Requests being handled. */
+  const inFlight = new Set();
+
+  function onRequest(message) {
+    const { id, method, params } = message;
+    const handler = handlers[method];
+    let run;
+    if (handler === undefined) run = Promise.reject(new RpcError(-32601, `Method not found: ${method}`));
+    else if (method === "initialize") run = initialized = handler(params);
+    else {
+      let controller;
+      if (method === "execute") {
+        controller = new AbortController();
+        calls.set(params?.callId, controller);
+      }
+      run = initialized.then(() => handler(params, controller), () => handler(params, controller));
+    }
+    inFlight.add(run);
+    run.finally(() => inFlight.delete(run)).catch(() => {});
+    run.then(
+      (result) => send({ id, result: result ?? null }, method === "shutdown" ? () => process.exit(0) : undefined),
+      (error) => send({ id, error: { code: error instanceof RpcError ? error.code : -32000, message: messageOf(error) } }),
+    );
+  }
+
+  function onNotification(message) {
+    if (message.method === "cancel") calls.get(message.params?.callId)?.abort();
+  }
+
+  function onResponse(message) {
+    const waiter = waiting.get(message.id);
+    if (waiter === undefined) return;
+    waiting.delete(message.id);
+    if (message.error !== undefined && message.error !== null) waiter.reject(new Error(messageOf(message.error)));
+    else waiter.resolve(message.result);
+  }
+
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on("line", (line) => {
+    if (line.trim() === "") return;
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      console.error(`pi tool host: ignoring a line that is not JSON: ${line.slice(0, 80)}`);
+      return;
+    }
+    if (message === null || typeof message !== "object") return;
+    if (typeof message.method === "string") {
+      if (message.id !== undefined && message.id !== null) onRequest(message);
+      else onNotification(message);
+    } else if (message.id !== undefined) {
+      onResponse(message);
+    }
+  });
+  lines.on("close", () => {
+    for (const waiter of waiting.values()) waiter.reject(new Error("pi closed the connection"));
+    waiting.clear();
+    // stdin ended without `shutdown` (pi went away, or a script piped its requests): answer what is
+    // in flight (2 s at most), let the tools clean up, then exit — within 5 s in all.
+    setTimeout(() => process.exit(0), 5000).unref();
+    const grace = new Promise((resolveGrace) => setTimeout(resolveGrace, 2000).unref());
+    Promise.race([Promise.allSettled([...inFlight]), grace])
+      .then(shutdown)
+      .finally(() => writeProtocol("", () => process.exit(0)));
+  });
+}
+
+if (!import.meta.url.endsWith(HOOKS_QUERY)) {
+  const entry = process.argv[2];
+  if (entry === undefined) {
+    process.stderr.write("usage: node host.mjs <tool module>\n");
+    process.exit(2);
+  }
+  startHost(entry);
+}

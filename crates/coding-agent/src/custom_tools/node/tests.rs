@@ -1,0 +1,1195 @@
+//! Tests of the Node host: the command construction and version logic of `node::load`, and
+//! `host.mjs` itself driven over pipes with hand-written JSON-RPC lines. A test that needs `node`
+//! (22.6 or newer for TypeScript) prints `skipped: <why>` and returns when there is none;
+//! `.ci/run` provides one (`PI_NODE`).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use super::*;
+
+/// An environment lookup over `pairs` only.
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+    let map: HashMap<String, String> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    move |name| map.get(name).cloned()
+}
+
+fn v(major: u32, minor: u32, patch: u32) -> NodeVersion {
+    NodeVersion::new(major, minor, patch)
+}
+
+#[test]
+fn versions_parse_and_compare() {
+    assert_eq!(NodeVersion::parse("v22.6.0\n"), Some(v(22, 6, 0)));
+    assert_eq!(NodeVersion::parse("  20.20.2 "), Some(v(20, 20, 2)));
+    assert_eq!(NodeVersion::parse("v23.0.0-nightly20240101abc"), Some(v(23, 0, 0)));
+    for bad in ["", "v22", "v22.6", "v22.6.0.1", "vx.y.z", "Welcome to Node"] {
+        assert_eq!(NodeVersion::parse(bad), None, "{bad:?}");
+    }
+    assert!(v(22, 10, 0) > v(22, 6, 0));
+    assert!(MIN_NODE_TS > MIN_NODE_JS);
+    assert_eq!(MIN_NODE_TS.to_string(), "v22.6.0");
+}
+
+#[test]
+fn script_kinds() {
+    for ts in ["index.ts", "tool.mts", "tool.cts"] {
+        assert_eq!(ScriptKind::of(Path::new(ts)), ScriptKind::TypeScript);
+    }
+    for js in ["index.js", "tool.mjs", "tool.cjs"] {
+        assert_eq!(ScriptKind::of(Path::new(js)), ScriptKind::JavaScript);
+    }
+    assert_eq!(ScriptKind::TypeScript.min_node(), v(22, 6, 0));
+    assert_eq!(ScriptKind::JavaScript.min_node(), v(20, 6, 0));
+}
+
+#[test]
+fn flags_follow_the_node_version() {
+    let ts = ScriptKind::TypeScript;
+    let js = ScriptKind::JavaScript;
+    let cases: [(NodeVersion, ScriptKind, &[&str]); 9] = [
+        (v(20, 6, 0), js, &[]),
+        (v(20, 10, 0), js, &["--experimental-detect-module"]),
+        (
+            v(20, 20, 2),
+            js,
+            &[
+                "--disable-warning=ExperimentalWarning",
+                "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
+                "--experimental-detect-module",
+            ],
+        ),
+        (
+            v(22, 6, 0),
+            ts,
+            &[
+                "--disable-warning=ExperimentalWarning",
+                "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
+                "--experimental-strip-types",
+                "--experimental-detect-module",
+            ],
+        ),
+        (
+            v(22, 7, 0),
+            ts,
+            &[
+                "--disable-warning=ExperimentalWarning",
+                "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
+                "--experimental-strip-types",
+                "--experimental-transform-types",
+            ],
+        ),
+        (
+            v(22, 23, 3),
+            js,
+            &[
+                "--disable-warning=ExperimentalWarning",
+                "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
+            ],
+        ),
+        (
+            v(25, 9, 0),
+            ts,
+            &[
+                "--disable-warning=ExperimentalWarning",
+                "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
+                "--experimental-strip-types",
+                "--experimental-transform-types",
+            ],
+        ),
+        (
+            v(26, 10, 0),
+            ts,
+            &[
+                "--disable-warning=ExperimentalWarning",
+                "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
+                "--experimental-strip-types",
+            ],
+        ),
+        (v(21, 0, 0), js, &["--experimental-detect-module"]),
+    ];
+    for (version, kind, expected) in cases {
+        assert_eq!(node_flags(version, kind), expected, "{version} {kind:?}");
+    }
+}
+
+#[test]
+fn old_nodes_are_refused_with_what_is_needed() {
+    let node = Path::new("/usr/bin/node");
+    let ts = Path::new("/tools/todo/index.ts");
+    let js = Path::new("/tools/todo/index.js");
+    assert_eq!(check_version(v(22, 6, 0), node, ts), Ok(()));
+    assert_eq!(check_version(v(20, 6, 0), node, js), Ok(()));
+    assert_eq!(
+        check_version(v(20, 20, 2), node, ts),
+        Err(
+            "/tools/todo/index.ts is TypeScript, which needs Node.js 22.6 or newer (it runs with \
+             --experimental-strip-types); /usr/bin/node is v20.20.2. Install a newer Node.js or set PI_NODE to one \
+             (a JavaScript tool runs with Node.js 20.6 or newer)"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        check_version(v(18, 19, 0), node, js),
+        Err(
+            "/tools/todo/index.js needs Node.js 20.6 or newer (for module.register); /usr/bin/node is v18.19.0. \
+             Install a newer Node.js or set PI_NODE to one"
+                .to_owned()
+        )
+    );
+}
+
+/// Writes an executable file `name` in `dir` with `script`.
+fn write_program(dir: &Path, name: &str, script: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, script).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path
+}
+
+#[test]
+fn node_is_found_through_pi_node_then_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let node = write_program(&bin, if cfg!(windows) { "node.exe" } else { "node" }, "");
+    let other = write_program(&bin, if cfg!(windows) { "mynode.exe" } else { "mynode" }, "");
+    let path = bin.display().to_string();
+    let entry = Path::new("/tools/hello/index.ts");
+
+    assert_eq!(find_node(&env_of(&[("PATH", &path)]), entry), Ok(node.clone()));
+    let absolute = other.display().to_string();
+    assert_eq!(
+        find_node(&env_of(&[("PATH", ""), ("PI_NODE", &absolute)]), entry),
+        Ok(other.clone())
+    );
+    assert_eq!(
+        find_node(&env_of(&[("PATH", &path), ("PI_NODE", "mynode")]), entry),
+        Ok(other.clone())
+    );
+    assert_eq!(
+        find_node(&env_of(&[("PATH", &path), ("PI_NODE", "")]), entry),
+        Ok(node.clone())
+    );
+
+    let missing = dir.path().join("nope").display().to_string();
+    assert_eq!(
+        find_node(&env_of(&[("PATH", &path), ("PI_NODE", &missing)]), entry),
+        Err(format!(
+            "PI_NODE={missing} is not a program pi can run; Node.js is needed to run /tools/hello/index.ts \
+             (install Node.js 22.6 or newer, or set PI_NODE to its path)"
+        ))
+    );
+    assert_eq!(
+        find_node(&env_of(&[]), Path::new("/tools/hello/index.js")),
+        Err("Node.js is needed to run /tools/hello/index.js (install Node.js 20.6 or newer, or set PI_NODE to its path)"
+            .to_owned())
+    );
+    #[cfg(unix)]
+    {
+        let plain = dir.path().join("plain");
+        std::fs::create_dir_all(&plain).unwrap();
+        std::fs::write(plain.join("node"), "").unwrap();
+        let plain = plain.display().to_string();
+        assert!(
+            find_node(&env_of(&[("PATH", &plain)]), entry).is_err(),
+            "not executable"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn the_command_runs_the_host_on_the_entry_in_its_directory() {
+    let spec = process_spec(
+        Path::new("/opt/node/bin/node"),
+        v(22, 23, 3),
+        Path::new("/cache/host.mjs"),
+        Path::new("/tools/todo/index.ts"),
+    );
+    assert_eq!(
+        spec,
+        ProcessSpec {
+            program: PathBuf::from("/opt/node/bin/node"),
+            args: [
+                "--disable-warning=ExperimentalWarning",
+                "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
+                "--experimental-strip-types",
+                "--experimental-transform-types",
+                "/cache/host.mjs",
+                "/tools/todo/index.ts",
+            ]
+            .map(String::from)
+            .to_vec(),
+            env: BTreeMap::new(),
+            dir: PathBuf::from("/tools/todo"),
+            timeout: CALL_TIMEOUT,
+            label: "node index.ts".to_owned(),
+        }
+    );
+    let relative = process_spec(
+        Path::new("/opt/node/bin/node"),
+        v(20, 20, 2),
+        Path::new("/cache/host.mjs"),
+        Path::new("tools/hello/index.js"),
+    );
+    let cwd = std::env::current_dir().unwrap();
+    assert_eq!(relative.dir, cwd.join("tools/hello"));
+    assert_eq!(
+        relative.args.last().map(PathBuf::from),
+        Some(cwd.join("tools/hello/index.js"))
+    );
+}
+
+#[test]
+fn the_host_file_is_written_once_and_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("pi").join("node-host");
+    let path = host_file(&cache).unwrap();
+    assert!(path.starts_with(&cache));
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with(&format!("host-{}-", env!("CARGO_PKG_VERSION"))),
+        "{name}"
+    );
+    assert!(name.ends_with(".mjs"), "{name}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), HOST_SOURCE);
+
+    std::fs::write(&path, "tampered").unwrap();
+    assert_eq!(host_file(&cache).unwrap(), path);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), HOST_SOURCE);
+    let files: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(files.len(), 1, "no temporary file left: {files:?}");
+}
+
+#[test]
+fn the_cache_directory_is_the_users() {
+    assert_eq!(
+        cache_dir(&env_of(&[("XDG_CACHE_HOME", "/xdg"), ("HOME", "/home/me")])),
+        Path::new("/xdg").join("pi").join("node-host")
+    );
+    assert_eq!(
+        cache_dir(&env_of(&[("HOME", "/home/me")])),
+        Path::new("/home/me").join(".cache").join("pi").join("node-host")
+    );
+    assert_eq!(cache_dir(&env_of(&[])), std::env::temp_dir().join("pi-node-host"));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn prepare_asks_the_version_and_refuses_an_old_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = write_program(dir.path(), "old-node", "#!/bin/sh\necho v20.20.2\n");
+    let new = write_program(dir.path(), "new-node", "#!/bin/sh\necho v22.6.0\n");
+    let broken = write_program(dir.path(), "broken-node", "#!/bin/sh\necho hello\n");
+    let tool = dir.path().join("tool");
+    std::fs::create_dir_all(&tool).unwrap();
+    let entry = tool.join("index.ts");
+    let cache = dir.path().join("cache").display().to_string();
+    let env_with = |node: &Path| -> EnvLookup {
+        Arc::new(env_of(&[
+            ("PI_NODE", &node.display().to_string()),
+            ("XDG_CACHE_HOME", &cache),
+        ]))
+    };
+
+    let error = prepare(&entry, env_with(&old)).await.unwrap_err();
+    assert!(
+        error.contains("is TypeScript, which needs Node.js 22.6 or newer"),
+        "{error}"
+    );
+    assert!(error.contains("is v20.20.2"), "{error}");
+    assert!(prepare(&tool.join("index.js"), env_with(&old)).await.is_ok());
+
+    let spec = prepare(&entry, env_with(&new)).await.unwrap();
+    assert_eq!(spec.program, new);
+    assert_eq!(spec.dir, tool);
+    assert_eq!(spec.args.len(), 6);
+    assert_eq!(spec.args[2], "--experimental-strip-types");
+    let host = PathBuf::from(&spec.args[4]);
+    assert!(
+        host.starts_with(dir.path().join("cache/pi/node-host")),
+        "{}",
+        host.display()
+    );
+    assert_eq!(std::fs::read_to_string(host).unwrap(), HOST_SOURCE);
+    assert_eq!(spec.args[5], entry.display().to_string());
+
+    // The version is asked once per node: a changed answer is not seen.
+    std::fs::write(&new, "#!/bin/sh\necho v18.0.0\n").unwrap();
+    assert!(prepare(&entry, env_with(&new)).await.is_ok());
+
+    let error = prepare(&entry, env_with(&broken)).await.unwrap_err();
+    assert_eq!(
+        error,
+        format!(
+            "{} --version printed \"hello\", not a Node.js version",
+            broken.display()
+        )
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// host.mjs over pipes
+// ---------------------------------------------------------------------------------------------
+
+/// How long any one message may take.
+const MESSAGE_TIMEOUT: Duration = Duration::from_secs(20);
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/custom_tools/node/fixtures")
+        .join(name)
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/custom-tools")
+        .join(name)
+        .join("index.ts")
+}
+
+/// A running host.
+struct Host {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Lines<BufReader<ChildStdout>>,
+    stderr: Arc<Mutex<String>>,
+    next_id: u64,
+}
+
+impl Host {
+    /// Starts the host on `entry` with the command `prepare` builds (the system's `node`, or
+    /// `PI_NODE`), plus `env`; `None` (after printing why) when that `node` cannot run `entry`.
+    async fn start(entry: &Path, env: &[(&str, &str)]) -> Option<Host> {
+        let system = |name: &str| std::env::var(name).ok();
+        let node = match find_node(&system, entry) {
+            Ok(node) => node,
+            Err(why) => {
+                println!("skipped: {why}");
+                return None;
+            }
+        };
+        let version = match node_version(&node).await {
+            Ok(version) => version,
+            Err(why) => {
+                println!("skipped: {why}");
+                return None;
+            }
+        };
+        if let Err(why) = check_version(version, &node, entry) {
+            println!("skipped: {why}");
+            return None;
+        }
+        let cache = std::env::temp_dir().join("pi-node-host-tests").display().to_string();
+        let lookup = move |name: &str| {
+            if name == "XDG_CACHE_HOME" {
+                Some(cache.clone())
+            } else {
+                std::env::var(name).ok()
+            }
+        };
+        let spec = prepare(entry, Arc::new(lookup)).await.unwrap();
+        let mut child = tokio::process::Command::new(&spec.program)
+            .args(&spec.args)
+            .envs(&spec.env)
+            .envs(env.iter().copied())
+            .current_dir(&spec.dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        tokio::spawn(async move {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buffer).await {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        });
+        Some(Host {
+            stdin: child.stdin.take(),
+            stdout: BufReader::new(child.stdout.take().unwrap()).lines(),
+            child,
+            stderr,
+            next_id: 0,
+        })
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = serde_json::to_string(&message).unwrap();
+        line.push('\n');
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Sends a request; returns its id.
+    async fn request(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    /// Answers the host's request `id` with `result`.
+    async fn reply(&mut self, id: &Value, result: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "result": result})).await;
+    }
+
+    /// The next message; every line on stdout must be one JSON object.
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(MESSAGE_TIMEOUT, self.stdout.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no message within {MESSAGE_TIMEOUT:?}; stderr: {}", self.stderr()))
+            .unwrap()
+            .unwrap_or_else(|| panic!("the host closed stdout; stderr: {}", self.stderr()));
+        let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        message
+    }
+
+    /// The next message, which must answer request `id`.
+    async fn response(&mut self, id: u64) -> Value {
+        let message = self.recv().await;
+        assert_eq!(message["id"], id, "expected the answer to {id}: {message}");
+        assert!(message.get("method").is_none(), "{message}");
+        message
+    }
+
+    /// Sends a request and returns its `result` (panics on an error).
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request(method, params).await;
+        let answer = self.response(id).await;
+        assert!(answer.get("error").is_none(), "{answer}");
+        answer["result"].clone()
+    }
+
+    /// Sends a request and returns its error message (panics on a result).
+    async fn call_err(&mut self, method: &str, params: Value) -> String {
+        let id = self.request(method, params).await;
+        let answer = self.response(id).await;
+        assert!(answer.get("result").is_none(), "{answer}");
+        answer["error"]["message"].as_str().unwrap().to_owned()
+    }
+
+    async fn initialize(&mut self, cwd: &Path, has_ui: bool) -> Value {
+        let params = json!({"protocolVersion": 1, "cwd": cwd, "hasUI": has_ui, "piVersion": "0.1.0"});
+        self.call("initialize", params).await
+    }
+
+    /// `execute` of `tool`; returns the request id.
+    async fn execute(&mut self, call_id: &str, tool: &str, params: Value) -> u64 {
+        self.request("execute", json!({"callId": call_id, "tool": tool, "params": params}))
+            .await
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// `shutdown`, then the exit status.
+    async fn shutdown(&mut self) -> std::process::ExitStatus {
+        assert_eq!(self.call("shutdown", json!({})).await, Value::Null);
+        self.stdin = None;
+        tokio::time::timeout(MESSAGE_TIMEOUT, self.child.wait())
+            .await
+            .expect("the host exits after shutdown")
+            .unwrap()
+    }
+}
+
+/// The text of a result's first content block.
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {result}"))
+}
+
+#[tokio::test]
+async fn initialize_converts_typebox_schemas_and_keeps_stdout_clean() {
+    let Some(mut host) = Host::start(&fixture("probe.mjs"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let result = host.initialize(cwd.path(), true).await;
+    let tools = result["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "echo",
+            "wait_abort",
+            "run",
+            "stage",
+            "ask",
+            "state",
+            "fail",
+            "bad_session"
+        ]
+    );
+    assert_eq!(
+        tools[0],
+        json!({
+            "name": "echo",
+            "label": "Echo",
+            "description": "Echoes its text",
+            "executionMode": "sequential",
+            "parameters": {
+                "additionalProperties": false,
+                "type": "object",
+                "properties": {
+                    "text": {"description": "What to echo", "type": "string"},
+                    "times": {"minimum": 1, "type": "integer"},
+                    "mode": {"type": "string", "enum": ["loud", "quiet"], "description": "How"},
+                    "tags": {"type": "array", "items": {"anyOf": [
+                        {"const": "a", "type": "string"},
+                        {"const": 2, "type": "number"}
+                    ]}},
+                    "meta": {"type": "object", "patternProperties": {"^(.*)$": {}}}
+                },
+                "required": ["text"]
+            }
+        })
+    );
+    assert!(tools[1].get("label").is_none() && tools[1].get("executionMode").is_none());
+    assert_eq!(tools[1]["parameters"], json!({"type": "object", "properties": {}}));
+
+    let id = host.execute("call-1", "echo", json!({"text": "hi"})).await;
+    let update = host.recv().await;
+    assert_eq!(
+        update,
+        json!({"jsonrpc": "2.0", "method": "update", "params": {
+            "callId": "call-1",
+            "partial": {"content": [{"type": "text", "text": "echoing"}], "details": {"step": 1}}
+        }})
+    );
+    let answer = host.response(id).await;
+    let result = &answer["result"];
+    assert_eq!(text(result), "hi");
+    let details = &result["details"];
+    assert_eq!(details["toolCallId"], "call-1");
+    assert_eq!(details["aborted"], false);
+    assert_eq!(details["sameTypebox"], true);
+    assert_eq!(details["hasUI"], true);
+    assert_eq!(details["typeNameIsPlaceholder"], true);
+    assert_eq!(details["text"], json!(["a", "b"]));
+    assert_eq!(details["cwd"], cwd.path().display().to_string());
+    let process_cwd = PathBuf::from(details["processCwd"].as_str().unwrap());
+    assert_eq!(
+        process_cwd.canonicalize().unwrap(),
+        cwd.path().canonicalize().unwrap(),
+        "the host works in pi's directory"
+    );
+
+    assert_eq!(host.shutdown().await.code(), Some(0));
+    let stderr = host.stderr();
+    for noise in [
+        "probe: console.log while loading",
+        "probe: stray console.log",
+        "probe: stray process.stdout.write",
+    ] {
+        assert!(stderr.contains(noise), "{noise:?} goes to stderr: {stderr}");
+    }
+}
+
+#[tokio::test]
+async fn errors_become_json_rpc_errors() {
+    let Some(mut host) = Host::start(&fixture("probe.mjs"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    host.initialize(cwd.path(), false).await;
+    let params = |tool: &str| json!({"callId": "c", "tool": tool, "params": {}});
+    assert_eq!(host.call_err("execute", params("fail")).await, "it broke");
+    assert_eq!(host.call_err("execute", params("nope")).await, "Unknown tool: nope");
+    let result = host.call("execute", params("bad_session")).await;
+    assert_eq!(
+        result,
+        json!({"content": [{"type": "text", "text": "plain string result"}]})
+    );
+    let id = host.request("no.such.method", json!({})).await;
+    let answer = host.response(id).await;
+    assert_eq!(answer["error"]["code"], -32601);
+    assert_eq!(
+        host.call_err("initialize", json!({"protocolVersion": 1, "cwd": "/"}))
+            .await,
+        "Already initialized"
+    );
+    // A line that is not JSON, and a response nobody waits for, are ignored.
+    host.stdin
+        .as_mut()
+        .unwrap()
+        .write_all(b"this is not json\n")
+        .await
+        .unwrap();
+    host.send(json!({"jsonrpc": "2.0", "id": 999, "result": null})).await;
+    assert_eq!(
+        text(&host.call("execute", params("bad_session")).await),
+        "plain string result"
+    );
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn cancel_aborts_the_call_and_its_processes() {
+    let Some(mut host) = Host::start(&fixture("probe.mjs"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    host.initialize(cwd.path(), false).await;
+
+    let id = host.execute("w", "wait_abort", json!({})).await;
+    assert_eq!(host.recv().await["method"], "update", "the call is running");
+    host.send(json!({"jsonrpc": "2.0", "method": "cancel", "params": {"callId": "w"}}))
+        .await;
+    assert_eq!(text(&host.response(id).await["result"]), "aborted");
+
+    // Cancelled before it starts (both lines in one write): the tool is not called.
+    let execute = json!({"jsonrpc": "2.0", "id": 100, "method": "execute", "params": {"callId": "early", "tool": "wait_abort", "params": {}}});
+    let cancel = json!({"jsonrpc": "2.0", "method": "cancel", "params": {"callId": "early"}});
+    let both = format!("{execute}\n{cancel}\n");
+    host.stdin.as_mut().unwrap().write_all(both.as_bytes()).await.unwrap();
+    assert_eq!(host.response(100).await["error"]["message"], "Operation aborted");
+
+    if cfg!(unix) {
+        let started = std::time::Instant::now();
+        let id = host
+            .execute(
+                "s",
+                "run",
+                json!({"command": "sh", "args": ["-c", "echo started; sleep 30"]}),
+            )
+            .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        host.send(json!({"jsonrpc": "2.0", "method": "cancel", "params": {"callId": "s"}}))
+            .await;
+        let details = host.response(id).await["result"]["details"].clone();
+        assert_eq!(details["killed"], true, "{details}");
+        assert_eq!(details["code"], -1, "{details}");
+        assert_eq!(details["stdout"], "started\n", "{details}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+
+        let params = json!({"command": "sh", "args": ["-c", "echo hi; sleep 30"], "timeout": 300});
+        let details = host
+            .call("execute", json!({"callId": "t", "tool": "run", "params": params}))
+            .await["details"]
+            .clone();
+        assert_eq!(details["killed"], true, "{details}");
+        assert_eq!(details["stdout"], "hi\n", "{details}");
+
+        let params = json!({"command": "sh", "args": ["-c", "echo out; echo err >&2; exit 3"]});
+        let details = host
+            .call("execute", json!({"callId": "e", "tool": "run", "params": params}))
+            .await["details"]
+            .clone();
+        assert_eq!(
+            details,
+            json!({"stdout": "out\n", "stderr": "err\n", "code": 3, "killed": false})
+        );
+
+        let params = json!({"command": "pi-no-such-program", "args": []});
+        let details = host
+            .call("execute", json!({"callId": "m", "tool": "run", "params": params}))
+            .await["details"]
+            .clone();
+        assert_eq!(details["code"], 127, "{details}");
+        assert!(details["stderr"].as_str().unwrap().contains("ENOENT"), "{details}");
+    }
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+/// Runs `stage` with `params`, expects its `pendingAction.push`, answers it with `answer`
+/// (`Ok(result)` or `Err(message)`), and returns the push's params and the call's answer.
+async fn stage(host: &mut Host, params: Value, answer: Result<Value, &str>) -> (Value, Value) {
+    let id = host.execute("stage", "stage", params).await;
+    let push = host.recv().await;
+    assert_eq!(push["method"], "pendingAction.push", "{push}");
+    match answer {
+        Ok(result) => host.reply(&push["id"], result).await,
+        Err(message) => {
+            let reply = json!({"jsonrpc": "2.0", "id": push["id"], "error": {"code": -32000, "message": message}});
+            host.send(reply).await;
+        }
+    }
+    (push["params"].clone(), host.response(id).await)
+}
+
+#[tokio::test]
+async fn pending_actions_are_applied_and_rejected_through_their_callbacks() {
+    let Some(mut host) = Host::start(&fixture("probe.mjs"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    host.initialize(cwd.path(), false).await;
+
+    let (push, answer) = stage(&mut host, json!({"label": "one"}), Ok(Value::Null)).await;
+    let action = push["actionId"].clone();
+    assert_eq!(
+        push,
+        json!({"actionId": action, "label": "one", "hasReject": false, "sourceToolName": "stage", "details": {"label": "one"}})
+    );
+    assert_eq!(text(&answer["result"]), "staged");
+    let applied = host
+        .call(
+            "pendingAction.apply",
+            json!({"actionId": action, "reason": "go", "extra": {"k": 1}}),
+        )
+        .await;
+    assert_eq!(
+        applied,
+        json!({"content": [{"type": "text", "text": "applied one: go"}], "details": {"extra": {"k": 1}}})
+    );
+    let again = host
+        .call_err("pendingAction.apply", json!({"actionId": action, "reason": "go"}))
+        .await;
+    assert_eq!(again, format!("Unknown pending action: {}", action.as_str().unwrap()));
+
+    let (push, _) = stage(&mut host, json!({"label": "two", "reject": "text"}), Ok(Value::Null)).await;
+    assert_eq!(push["hasReject"], true);
+    let rejected = host
+        .call(
+            "pendingAction.reject",
+            json!({"actionId": push["actionId"], "reason": "no"}),
+        )
+        .await;
+    assert_eq!(text(&rejected), "rejected two: no");
+
+    let (push, _) = stage(
+        &mut host,
+        json!({"label": "three", "reject": "default"}),
+        Ok(Value::Null),
+    )
+    .await;
+    let rejected = host
+        .call(
+            "pendingAction.reject",
+            json!({"actionId": push["actionId"], "reason": "no"}),
+        )
+        .await;
+    assert_eq!(rejected, Value::Null, "undefined from reject: pi's default text");
+
+    let (push, _) = stage(&mut host, json!({"label": "four"}), Ok(Value::Null)).await;
+    let rejected = host
+        .call(
+            "pendingAction.reject",
+            json!({"actionId": push["actionId"], "reason": "no"}),
+        )
+        .await;
+    assert_eq!(rejected, Value::Null, "no reject: pi's default text");
+
+    // Without a store, a push the tool does not await fails the call, as pi's throw does…
+    let unavailable = "Pending action store unavailable for custom tools in this runtime.";
+    let (_, answer) = stage(&mut host, json!({"label": "five"}), Err(unavailable)).await;
+    assert_eq!(answer["error"]["message"], unavailable, "{answer}");
+    // …and one it awaits throws where it can catch it.
+    let (_, answer) = stage(&mut host, json!({"label": "six", "await": true}), Err(unavailable)).await;
+    assert_eq!(text(&answer["result"]), format!("caught: {unavailable}"));
+
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn ui_calls_are_requests_to_pi() {
+    let Some(mut host) = Host::start(&fixture("probe.mjs"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    host.initialize(cwd.path(), true).await;
+    let id = host.execute("a", "ask", json!({})).await;
+
+    let select = host.recv().await;
+    assert_eq!(select["method"], "ui.select");
+    assert_eq!(select["params"], json!({"title": "Pick", "options": ["a", "b"]}));
+    host.reply(&select["id"], json!("b")).await;
+    let confirm = host.recv().await;
+    assert_eq!(confirm["method"], "ui.confirm");
+    assert_eq!(confirm["params"], json!({"title": "Sure?", "message": "Really?"}));
+    host.reply(&confirm["id"], json!(true)).await;
+    let input = host.recv().await;
+    assert_eq!(input["method"], "ui.input");
+    assert_eq!(input["params"], json!({"title": "Name", "placeholder": "your name"}));
+    host.reply(&input["id"], Value::Null).await;
+    let notify = host.recv().await;
+    assert_eq!(
+        notify,
+        json!({"jsonrpc": "2.0", "method": "ui.notify", "params": {"message": "done", "type": "info"}})
+    );
+    let answer = host.response(id).await;
+    assert_eq!(
+        text(&answer["result"]),
+        r#"{"choice":"b","ok":true,"text":"undefined"}"#
+    );
+    assert_eq!(host.shutdown().await.code(), Some(0));
+    assert!(host.stderr().contains("ui.custom is not supported"));
+}
+
+#[tokio::test]
+async fn session_events_reach_every_tool_and_shutdown_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    let marker_text = marker.display().to_string();
+    let Some(mut host) = Host::start(&fixture("probe.mjs"), &[("PROBE_MARKER", &marker_text)]).await else {
+        return;
+    };
+    host.initialize(dir.path(), false).await;
+    let event = json!({"reason": "start", "entries": [{"type": "x"}, {"type": "y"}], "sessionFile": "/s.jsonl", "previousSessionFile": null});
+    assert_eq!(host.call("session", event).await, Value::Null);
+    let state = host
+        .call("execute", json!({"callId": "s", "tool": "state", "params": {}}))
+        .await;
+    assert_eq!(
+        serde_json::from_str::<Value>(text(&state)).unwrap(),
+        json!({"reason": "start", "entries": 2, "sessionFile": "/s.jsonl", "previousSessionFile": "undefined"})
+    );
+    assert!(!marker.exists());
+    assert_eq!(host.shutdown().await.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "shutdown");
+    let stderr = host.stderr();
+    assert!(stderr.contains("onSession of \"bad_session\" failed"), "{stderr}");
+    assert!(stderr.contains("session boom"), "{stderr}");
+}
+
+#[tokio::test]
+async fn closing_stdin_without_shutdown_still_shuts_the_tools_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    let marker_text = marker.display().to_string();
+    let Some(mut host) = Host::start(&fixture("probe.mjs"), &[("PROBE_MARKER", &marker_text)]).await else {
+        return;
+    };
+    host.initialize(dir.path(), false).await;
+    host.stdin = None;
+    let status = tokio::time::timeout(MESSAGE_TIMEOUT, host.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "shutdown");
+}
+
+#[tokio::test]
+async fn modules_that_do_not_load_answer_initialize_with_the_reason() {
+    let cwd = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str); 4] = [
+        ("syntax-error.mjs", "Failed to load tool: "),
+        ("no-default.mjs", "Tool must export a default function"),
+        ("factory-throws.mjs", "Failed to load tool: factory boom"),
+        ("missing-import.mjs", "Failed to load tool: Cannot find module"),
+    ];
+    for (name, expected) in cases {
+        let Some(mut host) = Host::start(&fixture(name), &[]).await else {
+            return;
+        };
+        let params = json!({"protocolVersion": 1, "cwd": cwd.path(), "hasUI": false, "piVersion": "0.1.0"});
+        let error = host.call_err("initialize", params).await;
+        assert!(error.starts_with(expected), "{name}: {error}");
+        if name == "no-default.mjs" {
+            assert_eq!(error, expected);
+        }
+        assert_eq!(host.shutdown().await.code(), Some(0));
+    }
+}
+
+/// Initializes the host of fixture `name` and runs its only tool with `params`; the text of the
+/// result, or `None` when skipped.
+async fn run_fixture(name: &str, params: Value) -> Option<String> {
+    let mut host = Host::start(&fixture(name), &[]).await?;
+    let cwd = tempfile::tempdir().unwrap();
+    let tools = host.initialize(cwd.path(), false).await;
+    let tool = tools["tools"][0]["name"].clone();
+    let result = host
+        .call("execute", json!({"callId": "c", "tool": tool, "params": params}))
+        .await;
+    assert_eq!(host.shutdown().await.code(), Some(0));
+    Some(text(&result).to_owned())
+}
+
+#[tokio::test]
+async fn javascript_modules_of_every_kind_load() {
+    if let Some(text) = run_fixture("commonjs.cjs", json!({})).await {
+        assert_eq!(text, "from commonjs", "module.exports is the factory");
+    }
+    if let Some(text) = run_fixture("plain-esm.js", json!({})).await {
+        assert_eq!(text, "from esm, hasUI false", "an ES module in a .js file");
+    }
+}
+
+#[tokio::test]
+async fn commonjs_require_of_pi_packages_needs_register_hooks() {
+    let system = |name: &str| std::env::var(name).ok();
+    let entry = fixture("commonjs-require.cjs");
+    let Ok(node) = find_node(&system, &entry) else {
+        println!("skipped: no node");
+        return;
+    };
+    let version = node_version(&node).await.unwrap();
+    if version < NodeVersion::new(22, 15, 0) {
+        println!(
+            "skipped: require() of pi's packages needs Node.js 22.15 or newer (module.registerHooks); {} is {version}",
+            node.display()
+        );
+        return;
+    }
+    let text = run_fixture("commonjs-require.cjs", json!({"mode": "b"})).await;
+    assert_eq!(text.as_deref(), Some("mode b"));
+}
+
+#[tokio::test]
+async fn typescript_modules_run_with_type_stripping() {
+    let Some(mut host) = Host::start(&fixture("typed.ts"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let tools = host.initialize(cwd.path(), false).await;
+    assert_eq!(
+        tools["tools"][0]["parameters"],
+        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
+    );
+    let result = host
+        .call(
+            "execute",
+            json!({"callId": "c", "tool": "typed", "params": {"name": "pi"}}),
+        )
+        .await;
+    assert_eq!(result["details"], json!({"greeting": "HELLO, PI"}));
+    assert_eq!(host.shutdown().await.code(), Some(0));
+    assert!(
+        !host.stderr().contains("Warning"),
+        "the type-stripping and module-detection warnings are suppressed: {}",
+        host.stderr()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The TypeScript examples (examples/custom-tools/*/index.ts)
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn example_hello() {
+    let Some(mut host) = Host::start(&example("hello"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let tools = host.initialize(cwd.path(), false).await;
+    assert_eq!(
+        tools,
+        json!({"tools": [{
+            "name": "hello",
+            "label": "Hello",
+            "description": "A simple greeting tool",
+            "parameters": {"type": "object", "properties": {"name": {"description": "Name to greet", "type": "string"}}, "required": ["name"]}
+        }]})
+    );
+    let result = host
+        .call(
+            "execute",
+            json!({"callId": "c", "tool": "hello", "params": {"name": "pi"}}),
+        )
+        .await;
+    assert_eq!(
+        result,
+        json!({"content": [{"type": "text", "text": "Hello, pi!"}], "details": {"greeted": "pi"}})
+    );
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn example_todo_rebuilds_its_list_from_the_session() {
+    let Some(mut host) = Host::start(&example("todo"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let tools = host.initialize(cwd.path(), false).await;
+    assert_eq!(
+        tools["tools"][0]["parameters"]["properties"]["action"],
+        json!({"type": "string", "enum": ["list", "add", "toggle", "clear"]})
+    );
+    let run = |params: Value| json!({"callId": "c", "tool": "todo", "params": params});
+    let added = host
+        .call("execute", run(json!({"action": "add", "text": "milk"})))
+        .await;
+    assert_eq!(text(&added), "Added todo #1: milk");
+    let toggled = host.call("execute", run(json!({"action": "toggle", "id": 1}))).await;
+    assert_eq!(text(&toggled), "Todo #1 completed");
+    assert_eq!(
+        host.call_err("execute", run(json!({"action": "toggle", "id": 7})))
+            .await,
+        "Todo #7 not found"
+    );
+
+    // A branch whose history has another list.
+    let entry = |details: Value| {
+        json!({"type": "message", "id": "a1", "parentId": null, "timestamp": "2025-01-01T00:00:00Z",
+               "message": {"role": "toolResult", "toolCallId": "t", "toolName": "todo", "content": [], "details": details, "isError": false, "timestamp": 0}})
+    };
+    let entries = json!([
+        entry(json!({"action": "add", "todos": [{"id": 1, "text": "eggs", "done": false}], "nextId": 2})),
+        entry(
+            json!({"action": "add", "todos": [{"id": 1, "text": "eggs", "done": false}, {"id": 2, "text": "tea", "done": true}], "nextId": 3})
+        ),
+    ]);
+    let event =
+        json!({"reason": "branch", "entries": entries, "sessionFile": "/b.jsonl", "previousSessionFile": "/a.jsonl"});
+    host.call("session", event).await;
+    let listed = host.call("execute", run(json!({"action": "list"}))).await;
+    assert_eq!(text(&listed), "[ ] #1: eggs\n[x] #2: tea");
+
+    let event = json!({"reason": "new", "entries": [], "sessionFile": null, "previousSessionFile": "/b.jsonl"});
+    host.call("session", event).await;
+    assert_eq!(
+        text(&host.call("execute", run(json!({"action": "list"}))).await),
+        "No todos"
+    );
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn example_tic_tac_toe_is_sequential_unless_told_otherwise() {
+    let Some(mut host) = Host::start(&example("tic-tac-toe"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    let tools = host.initialize(cwd.path(), false).await;
+    assert_eq!(tools["tools"][0]["name"], "tic_tac_toe");
+    assert_eq!(tools["tools"][0]["executionMode"], "sequential");
+    assert_eq!(tools["tools"][1]["name"], "tic_tac_toe_see_board");
+    assert_eq!(
+        tools["tools"][0]["parameters"]["properties"]["action"]["enum"],
+        json!(["move_up", "move_down", "move_left", "move_right", "play"])
+    );
+    let play = |action: &str| json!({"callId": action, "tool": "tic_tac_toe", "params": {"action": action}});
+    let board = host
+        .call(
+            "execute",
+            json!({"callId": "b", "tool": "tic_tac_toe_see_board", "params": {}}),
+        )
+        .await;
+    assert_eq!(
+        text(&board),
+        "<.>| . | . \n . | . | . \n . | . | . \nCursor: (0, 0). Status: playing."
+    );
+    // One call after the other (what pi does for a sequential tool): the play lands on (1, 1).
+    host.call("execute", play("move_down")).await;
+    host.call("execute", play("move_right")).await;
+    let played = host.call("execute", play("play")).await;
+    assert_eq!(
+        text(&played),
+        "Placed O at (1, 1). Cursor reset to (0, 0). X played (0, 0). Status: playing."
+    );
+    assert_eq!(
+        host.call_err("execute", play("play")).await,
+        "Cell (0, 0) is already X. Your cursor is still at (0, 0). Move to an empty cell and retry play."
+    );
+    // Sent together (a parallel batch), the play overtakes the 300 ms move.
+    let moved = host.execute("m", "tic_tac_toe", json!({"action": "move_down"})).await;
+    let placed = host.execute("p", "tic_tac_toe", json!({"action": "play"})).await;
+    let first = host.recv().await;
+    assert_eq!(first["id"], placed, "{first}");
+    assert!(
+        first["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Cell (0, 0) is already X"),
+        "{first}"
+    );
+    assert_eq!(host.recv().await["id"], moved);
+    assert_eq!(host.shutdown().await.code(), Some(0));
+
+    let Some(mut host) = Host::start(&example("tic-tac-toe"), &[("TIC_TAC_TOE_MODE", "parallel")]).await else {
+        return;
+    };
+    let tools = host.initialize(cwd.path(), false).await;
+    assert_eq!(tools["tools"][0]["executionMode"], "parallel");
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn example_batch_rename_preview_applies_or_discards() {
+    let Some(mut host) = Host::start(&example("batch-rename-preview"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("a.txt"), "a").unwrap();
+    std::fs::write(cwd.path().join("c.txt"), "c").unwrap();
+    host.initialize(cwd.path(), false).await;
+
+    let params = json!({"renames": [{"from": "a.txt", "to": "sub/b.txt"}]});
+    let (push, answer) = {
+        let id = host.execute("r1", "batch_rename_preview", params).await;
+        let push = host.recv().await;
+        assert_eq!(push["method"], "pendingAction.push");
+        host.reply(&push["id"], Value::Null).await;
+        (push["params"].clone(), host.response(id).await)
+    };
+    assert_eq!(push["label"], "Batch rename: 1 file");
+    assert_eq!(push["sourceToolName"], "batch_rename_preview");
+    assert_eq!(push["hasReject"], true);
+    let staging = PathBuf::from(push["details"]["staging"].as_str().unwrap());
+    assert!(staging.join("plan.json").is_file());
+    assert!(text(&answer["result"]).starts_with("Prepared rename plan for 1 files:"));
+    assert!(cwd.path().join("a.txt").exists(), "nothing moves before resolve");
+
+    let applied = host
+        .call(
+            "pendingAction.apply",
+            json!({"actionId": push["actionId"], "reason": "looks right"}),
+        )
+        .await;
+    assert_eq!(text(&applied), "Applied batch rename. Reason: looks right");
+    assert!(!cwd.path().join("a.txt").exists());
+    assert_eq!(std::fs::read_to_string(cwd.path().join("sub/b.txt")).unwrap(), "a");
+    assert!(!staging.exists());
+
+    let id = host
+        .execute(
+            "r2",
+            "batch_rename_preview",
+            json!({"renames": [{"from": "c.txt", "to": "d.txt"}]}),
+        )
+        .await;
+    let push = host.recv().await;
+    host.reply(&push["id"], Value::Null).await;
+    host.response(id).await;
+    let staging = PathBuf::from(push["params"]["details"]["staging"].as_str().unwrap());
+    let rejected = host
+        .call(
+            "pendingAction.reject",
+            json!({"actionId": push["params"]["actionId"], "reason": "not now"}),
+        )
+        .await;
+    assert_eq!(text(&rejected), "Discarded batch rename. Reason: not now");
+    assert!(cwd.path().join("c.txt").exists() && !cwd.path().join("d.txt").exists());
+    assert!(!staging.exists(), "discarding cleans the staged plan up");
+
+    let missing = json!({"renames": [{"from": "zzz.txt", "to": "y.txt"}]});
+    let error = host
+        .call_err(
+            "execute",
+            json!({"callId": "r3", "tool": "batch_rename_preview", "params": missing}),
+        )
+        .await;
+    assert!(error.starts_with("Not found: "), "{error}");
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}

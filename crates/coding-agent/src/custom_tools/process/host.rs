@@ -1,0 +1,209 @@
+//! The host of one tool location: its current process (started again, lazily, after a failure),
+//! `initialize`, session events (one `session` request per event for all the tools of the
+//! process, replayed to a restarted process) and `shutdown`.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{Value, json};
+
+use super::connection::{CallError, Connection};
+use super::protocol::{Failure, PROTOCOL_VERSION, ToolDefinition, parse_definitions, seconds};
+use super::{INITIALIZE_TIMEOUT, ProcessSpec, SHUTDOWN_GRACE};
+use crate::custom_tools::{SessionReason, ToolApi, ToolSessionEvent};
+use crate::ui::NotifyKind;
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The last session event and which tools of the process have been given it.
+type Delivery = (ToolSessionEvent, BTreeSet<usize>);
+
+/// Shared by all the tools one process defines.
+pub(crate) struct Host {
+    spec: ProcessSpec,
+    api: ToolApi,
+    /// The first tool's name: names the process in messages that belong to no call.
+    name: String,
+    current: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    /// The last event other than `shutdown`, sent again to a restarted process.
+    replay: Mutex<Option<ToolSessionEvent>>,
+    delivered: Mutex<Option<Delivery>>,
+    /// Keeps session events (and `shutdown`) in order.
+    session_order: tokio::sync::Mutex<()>,
+}
+
+impl Host {
+    /// Starts the process and initializes it; the host and the tools the process defines.
+    pub(crate) async fn start(spec: ProcessSpec, api: ToolApi) -> Result<(Arc<Host>, Vec<ToolDefinition>), String> {
+        let connection =
+            Connection::spawn(&spec, &api).map_err(|error| format!("Cannot start {}: {error}", spec.label))?;
+        let tools = initialize(&connection, &spec, &api).await?;
+        let name = tools
+            .first()
+            .map_or_else(|| spec.label.clone(), |tool| tool.name.clone());
+        connection.set_name(&name);
+        let host = Host {
+            spec,
+            api,
+            name,
+            current: tokio::sync::Mutex::new(Some(connection)),
+            replay: Mutex::new(None),
+            delivered: Mutex::new(None),
+            session_order: tokio::sync::Mutex::new(()),
+        };
+        Ok((Arc::new(host), tools))
+    }
+
+    /// The per-call time limit.
+    pub(crate) fn timeout(&self) -> std::time::Duration {
+        self.spec.timeout
+    }
+
+    /// The live connection; after a failure, a new process, initialized and given the last
+    /// session event again.
+    pub(crate) async fn connection(&self) -> Result<Arc<Connection>, String> {
+        let mut current = self.current.lock().await;
+        if let Some(connection) = current.as_ref().filter(|c| c.is_alive()) {
+            return Ok(connection.clone());
+        }
+        *current = None;
+        let connection = Connection::spawn(&self.spec, &self.api)
+            .map_err(|error| format!("Cannot start {}: {error}", self.spec.label))?;
+        initialize(&connection, &self.spec, &self.api).await?;
+        connection.set_name(&self.name);
+        let replay = lock(&self.replay).clone();
+        if let Some(event) = replay {
+            self.send_session(&connection, &event).await;
+        }
+        *current = Some(connection.clone());
+        Ok(connection)
+    }
+
+    /// `on_session` of tool `index` of this process: the first tool given an event sends it, the
+    /// others (given the same event) do not.
+    pub(crate) async fn on_session(&self, index: usize, event: &ToolSessionEvent) {
+        let _order = self.session_order.lock().await;
+        if !self.first_delivery(index, event) {
+            return;
+        }
+        if event.reason == SessionReason::Shutdown {
+            self.shutdown().await;
+            return;
+        }
+        *lock(&self.replay) = Some(event.clone());
+        // A process that is down gets the event when it is restarted.
+        let live = self.current.lock().await.clone().filter(|c| c.is_alive());
+        if let Some(connection) = live {
+            self.send_session(&connection, event).await;
+        }
+    }
+
+    /// True when `event` has not been sent yet: a new event, or the same one given again to a
+    /// tool that already had it (the session emitted it twice).
+    fn first_delivery(&self, index: usize, event: &ToolSessionEvent) -> bool {
+        let mut delivered = lock(&self.delivered);
+        if let Some((last, tools)) = delivered.as_mut()
+            && same_event(last, event)
+            && tools.insert(index)
+        {
+            return false;
+        }
+        *delivered = Some((event.clone(), BTreeSet::from([index])));
+        true
+    }
+
+    async fn send_session(&self, connection: &Connection, event: &ToolSessionEvent) {
+        let mut params = match serde_json::to_value(event) {
+            Ok(params) => params,
+            Err(error) => return self.warn(&format!("cannot send the session event: {error}")),
+        };
+        if let Value::Object(fields) = &mut params {
+            fields.insert("hasUI".into(), Value::Bool(self.api.has_ui()));
+        }
+        match connection
+            .call_within("session", &params, self.spec.timeout, &self.name)
+            .await
+        {
+            Ok(_) => {}
+            Err(CallError::Rpc(error)) => self.warn(&format!("session event failed: {}", error.message)),
+            Err(CallError::Failed(failure)) => self.warn(&failure.message(&self.name)),
+        }
+    }
+
+    fn warn(&self, message: &str) {
+        let text = format!("Custom tool {}: {message}", self.spec.label);
+        self.api.ui().notify(&text, NotifyKind::Warning);
+    }
+
+    /// `shutdown`, then stdin closed; killed when it does not exit within [`SHUTDOWN_GRACE`].
+    async fn shutdown(&self) {
+        let Some(connection) = self.current.lock().await.take() else {
+            return;
+        };
+        if !connection.is_alive() {
+            return;
+        }
+        connection.begin_stop();
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection.call("shutdown", &json!({}))).await;
+        connection.close_stdin();
+        if tokio::time::timeout(SHUTDOWN_GRACE, connection.closed().cancelled())
+            .await
+            .is_err()
+        {
+            connection.terminate(Failure::Stopped);
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection.closed().cancelled()).await;
+        }
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if let Some(connection) = self.current.get_mut().take() {
+            connection.terminate(Failure::Stopped);
+        }
+    }
+}
+
+fn same_event(a: &ToolSessionEvent, b: &ToolSessionEvent) -> bool {
+    // `a` keeps its entries alive, so no other event can have them at the same address.
+    Arc::ptr_eq(&a.entries, &b.entries)
+        && a.reason == b.reason
+        && a.session_file == b.session_file
+        && a.previous_session_file == b.previous_session_file
+}
+
+/// `initialize`: the tools the process defines. On failure the process is killed.
+async fn initialize(connection: &Connection, spec: &ProcessSpec, api: &ToolApi) -> Result<Vec<ToolDefinition>, String> {
+    let params = json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "cwd": api.cwd(),
+        "hasUI": api.has_ui(),
+        "piVersion": env!("CARGO_PKG_VERSION"),
+    });
+    let label = &spec.label;
+    let outcome = connection
+        .call_within("initialize", &params, INITIALIZE_TIMEOUT, label)
+        .await;
+    let answer = outcome.map_err(|error| match error {
+        CallError::Rpc(error) => format!("{label} answered initialize with an error: {}", error.message),
+        CallError::Failed(Failure::TimedOut { .. }) => format!(
+            "{label} did not answer initialize within {} s",
+            seconds(INITIALIZE_TIMEOUT)
+        ),
+        CallError::Failed(Failure::Exited { status, stderr }) => match stderr {
+            Some(line) => format!("{label} exited before answering initialize ({status}): {line}"),
+            None => format!("{label} exited before answering initialize ({status})"),
+        },
+        CallError::Failed(Failure::InvalidJson { start }) => format!("{label} wrote invalid JSON: {start}"),
+        CallError::Failed(failure) => failure.message(label),
+    });
+    let tools = answer.and_then(|answer| {
+        parse_definitions(&answer).map_err(|why| format!("Invalid initialize answer from {label}: {why}"))
+    });
+    if tools.is_err() {
+        connection.terminate(Failure::Stopped);
+    }
+    tools
+}

@@ -1,0 +1,6 @@
+import { logger } from "./logger";
+
+export function greet(name: string): string {
+  console.log("greeting", name);
+  return `Helo, ${name}!`;
+}

@@ -1,0 +1,9 @@
+//! How a run talks to its caller: the interactive terminal interface, print and JSON modes, RPC mode,
+//! the line-mode session for dumb terminals, the plain transcript renderer.
+
+pub mod interactive;
+pub mod json;
+pub mod line;
+pub mod print;
+pub mod rpc;
+pub mod transcript;

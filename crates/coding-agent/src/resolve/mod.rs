@@ -1,0 +1,198 @@
+//! The hidden `resolve` tool and the runtime behind it.
+//!
+//! A preview-capable tool (`ast_edit`, a custom tool) stages its change as a
+//! [`PendingAction`](crate::pending::PendingAction) instead of writing it. The model then calls
+//! `resolve` with `action: "apply"` or `"discard"` and a `reason`; `resolve` runs the top action's
+//! callback through [`run_resolve_invocation`] and returns its result with the resolve metadata
+//! merged into `details`. The session forces the next model call to `resolve` while something is
+//! pending and steers [`RESOLVE_REMINDER`] (see [`crate::session`]); the full runtime is described
+//! in `docs/resolve.md`.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use pi_agent_core::{AgentTool, ToolContext};
+//! use pi_coding_agent::pending::PendingActionStore;
+//! use pi_coding_agent::resolve::{NO_PENDING_ACTION, ResolveRuntime, ResolveTool};
+//! use serde_json::json;
+//!
+//! let tool = ResolveTool::new(ResolveRuntime::new(PendingActionStore::new()), None);
+//! let args = json!({"action": "apply", "reason": "Looks correct."});
+//! let error = tool.execute("call-1", args, ToolContext::detached()).await.unwrap_err();
+//! assert_eq!(error.message(), NO_PENDING_ACTION);
+//! # });
+//! ```
+
+mod invocation;
+mod runtime;
+
+pub use invocation::{APPLY_FAILED_PREFIX, base_details, default_discard_text, run_resolve_invocation};
+pub use runtime::{ResolveOutcome, ResolveRuntime, StandingHandler};
+
+use async_trait::async_trait;
+use pi_agent_core::{AgentMessage, AgentTool, CustomMessage, ToolContext, ToolError, ToolParameters, ToolResult};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::tool_choice_queue::ToolChoiceQueue;
+
+/// The tool's name.
+pub const RESOLVE_TOOL_NAME: &str = "resolve";
+
+/// The error of a `resolve` call with nothing pending and no standing handler, for both actions.
+pub const NO_PENDING_ACTION: &str = "No pending action to resolve. Nothing to apply or discard.";
+
+/// `customType` of the hidden reminder message.
+pub const RESOLVE_REMINDER_TYPE: &str = "resolve-reminder";
+
+/// The reminder steered after a preview is staged and after a failed apply.
+pub const RESOLVE_REMINDER: &str = "<system-reminder>\nThis is a preview. Call the `resolve` tool to apply or discard these changes.\n</system-reminder>";
+
+/// The description the model reads.
+pub const RESOLVE_DESCRIPTION: &str = "Resolves a pending action by either applying or discarding it.
+- `action` is required:
+  - `\"apply\"` persists / submits the pending action.
+  - `\"discard\"` rejects the pending action.
+- `reason` is required: one short complete sentence explaining why, starting with a capital letter and ending with a period.
+- `extra` (optional) is free-form metadata passed to the resolving tool. For preview-style pending actions (e.g. `ast_edit`), `extra` is unused.
+
+Valid whenever a pending action exists — either a preview-style staging (e.g. `ast_edit`) or a long-lived approval gate.
+Call fails with an error when no pending action exists.";
+
+/// `apply` or `discard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolveAction {
+    /// Run the pending action's `apply`.
+    Apply,
+    /// Run its `reject`, or drop it.
+    Discard,
+}
+
+impl ResolveAction {
+    /// `apply` / `discard`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResolveAction::Apply => "apply",
+            ResolveAction::Discard => "discard",
+        }
+    }
+}
+
+/// The arguments of a `resolve` call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResolveParams {
+    /// Apply or discard.
+    pub action: ResolveAction,
+    /// Why; passed to the callback, shown to the user.
+    pub reason: String,
+    /// Free-form metadata passed to the callback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Map<String, Value>>,
+}
+
+impl ResolveParams {
+    /// Parameters without `extra`.
+    pub fn new(action: ResolveAction, reason: impl Into<String>) -> Self {
+        ResolveParams {
+            action,
+            reason: reason.into(),
+            extra: None,
+        }
+    }
+
+    /// Sets `extra`.
+    #[must_use]
+    pub fn with_extra(mut self, extra: Map<String, Value>) -> Self {
+        self.extra = Some(extra);
+        self
+    }
+}
+
+/// The JSON Schema of `resolve`'s parameters (required: exactly `action` and `reason`).
+pub fn resolve_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": ["apply", "discard"]},
+            "reason": {"type": "string", "description": "reason for action"},
+            "extra": {"type": "object", "description": "free-form metadata"}
+        },
+        "required": ["action", "reason"]
+    })
+}
+
+/// The hidden reminder the session steers after a preview is staged (`customType`
+/// `resolve-reminder`, `display: false`, `details.toolName` = the staging tool).
+pub fn resolve_reminder(source_tool_name: &str) -> AgentMessage {
+    let mut fields = Map::new();
+    fields.insert("customType".into(), Value::from(RESOLVE_REMINDER_TYPE));
+    fields.insert("content".into(), Value::from(RESOLVE_REMINDER));
+    fields.insert("display".into(), Value::Bool(false));
+    fields.insert("details".into(), json!({"toolName": source_tool_name}));
+    fields.insert("timestamp".into(), Value::from(pi_agent_core::now_ms()));
+    AgentMessage::Custom(CustomMessage {
+        role: "custom".into(),
+        fields,
+    })
+}
+
+/// The `resolve` tool.
+///
+/// It first asks the session's [`ToolChoiceQueue`] for the in-flight directive's invoker (which
+/// marks a forced `resolve` as honoured) and otherwise calls the [`ResolveRuntime`] directly.
+/// An abort returns at once with `Operation aborted`; the invocation itself still finishes in the
+/// background, so the stack is never left half-updated.
+pub struct ResolveTool {
+    runtime: ResolveRuntime,
+    queue: Option<ToolChoiceQueue>,
+    parameters: ToolParameters,
+}
+
+impl ResolveTool {
+    /// The tool over `runtime`, consulting `queue` for a forced choice's invoker when given.
+    pub fn new(runtime: ResolveRuntime, queue: Option<ToolChoiceQueue>) -> Self {
+        ResolveTool {
+            runtime,
+            queue,
+            parameters: ToolParameters::new(resolve_schema()),
+        }
+    }
+}
+
+#[async_trait]
+impl AgentTool for ResolveTool {
+    fn name(&self) -> &str {
+        RESOLVE_TOOL_NAME
+    }
+
+    fn label(&self) -> &str {
+        "Resolve"
+    }
+
+    fn description(&self) -> &str {
+        RESOLVE_DESCRIPTION
+    }
+
+    fn parameters(&self) -> &ToolParameters {
+        &self.parameters
+    }
+
+    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(pi_tools::OPERATION_ABORTED));
+        }
+        let params: ResolveParams = serde_json::from_value(args.clone())?;
+        let invocation = match self.queue.as_ref().and_then(ToolChoiceQueue::peek_in_flight_invoker) {
+            Some(invoker) => invoker(args),
+            None => {
+                let runtime = self.runtime.clone();
+                Box::pin(async move { runtime.resolve(params).await })
+            }
+        };
+        tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => Err(ToolError::new(pi_tools::OPERATION_ABORTED)),
+            result = invocation => result,
+        }
+    }
+}

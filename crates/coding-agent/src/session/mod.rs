@@ -1,0 +1,670 @@
+//! [`AgentSession`]: the coding agent's session around [`pi_agent_core::Agent`].
+//!
+//! The session owns the tool registry and the active tool set, the [`PendingActionStore`] and the
+//! [`ResolveRuntime`] over it, the [`ToolChoiceQueue`], and the wiring between them and the loop:
+//!
+//! * every model call takes its tool choice from the queue (a choice naming an inactive tool is
+//!   rejected as `unavailable` and the call is not forced);
+//! * at every `turn_end` the in-flight choice is settled by the assistant message's stop reason
+//!   (`aborted` / `error` reject it, anything else resolves it), as oh-my-pi does;
+//! * a staged preview steers the hidden `resolve-reminder` message and forces `resolve` until the
+//!   stack is empty, with a circuit breaker (see `forcing.rs` and `docs/resolve.md`);
+//! * custom messages reach the model as user messages ([`crate::messages::convert_to_llm`]).
+//!
+//! Listeners registered with [`AgentSession::subscribe`] get every agent event and the
+//! session's own events ([`SessionEvent`]).
+//!
+//! ```
+//! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+//! use pi_agent_core::faux::{FauxModel, faux_assistant_text};
+//! use pi_coding_agent::session::{AgentSession, SessionOptions};
+//!
+//! let faux = FauxModel::new();
+//! faux.set_responses([faux_assistant_text("hello")]);
+//! let options = SessionOptions::new(std::env::temp_dir(), faux.model())
+//!     .stream_fn(faux.stream_fn())
+//!     .tools(["read", "ast_edit"]);
+//! let session = AgentSession::new(options).unwrap();
+//! assert_eq!(session.active_tool_names(), ["read", "ast_edit", "resolve"]);
+//! session.prompt("hi").await.unwrap();
+//! assert_eq!(session.agent().messages().len(), 2);
+//! # });
+//! ```
+
+mod forcing;
+mod registry;
+
+pub use forcing::{DEFAULT_FORCE_LIMIT, ForcingStopped, PENDING_ACTION_LABEL_PREFIX, is_pending_action_label};
+pub use registry::{RegisteredTool, ToolRegistry, ToolSource};
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+
+use pi_agent_core::{
+    Agent, AgentError, AgentEvent, AgentMessage, AgentOptions, AgentTool, Model, StreamFn, ThinkingLevel, ToolChoice,
+    ToolError, ToolExecutionMode, ToolResult,
+};
+
+use crate::ast::{AstEditTool, AstGrepTool};
+use crate::custom_tools::{CustomTool, CustomTools, LoadError, ToolApi, ToolSessionEvent, UiSlot};
+use crate::pending::PendingActionStore;
+use crate::resolve::{
+    ResolveAction, ResolveOutcome, ResolveParams, ResolveRuntime, ResolveTool, StandingHandler, resolve_reminder,
+};
+use crate::tool_choice_queue::{DirectiveOptions, RejectOutcome, RejectReason, ToolChoiceQueue};
+use crate::ui::{NoUi, ToolUi};
+use forcing::ResolveForcing;
+
+/// Errors of the session API, with the texts users and models see.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// A requested tool name the registry does not hold.
+    #[error("Unknown tool: {0}")]
+    UnknownTool(String),
+    /// Registering a second tool with a taken name.
+    #[error("Tool name \"{0}\" conflicts with existing tool")]
+    NameConflict(String),
+    /// `/force` of a tool that is not active.
+    #[error("Tool \"{0}\" is not currently active.")]
+    ToolNotActive(String),
+    /// `/force` with a model whose API has no named tool choice.
+    #[error("Current model does not support forcing a specific tool.")]
+    ForcingUnsupported,
+}
+
+/// Whether a wire API can force one named tool (Anthropic `{type:"tool",name}`, OpenAI
+/// `{type:"function",name}`, the faux model).
+pub fn supports_named_tool_choice(api: &str) -> bool {
+    matches!(
+        api,
+        "anthropic-messages"
+            | "bedrock-converse-stream"
+            | "openai-completions"
+            | "openai-responses"
+            | "openai-codex-responses"
+            | "azure-openai-responses"
+            | "ollama-chat"
+            | "faux"
+    )
+}
+
+/// Session settings (the parts of pi's settings this session uses).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// Register `ast_edit` (default true).
+    pub ast_edit: bool,
+    /// Register `ast_grep` (default true).
+    pub ast_grep: bool,
+    /// The loop's global tool execution mode (default parallel).
+    pub tool_execution: ToolExecutionMode,
+    /// Consecutive failed forced `resolve` calls before forcing stops (default 3).
+    pub resolve_force_limit: u32,
+    /// The shell of `bash` (pi's `shellPath`); default `/bin/bash`, else `bash`, else `sh`.
+    pub shell: Option<PathBuf>,
+    /// Text prepended to every bash command (pi's `shellCommandPrefix`).
+    pub shell_command_prefix: Option<String>,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            ast_edit: true,
+            ast_grep: true,
+            tool_execution: ToolExecutionMode::Parallel,
+            resolve_force_limit: DEFAULT_FORCE_LIMIT,
+            shell: None,
+            shell_command_prefix: None,
+        }
+    }
+}
+
+/// What a new [`AgentSession`] starts with.
+#[derive(Clone)]
+pub struct SessionOptions {
+    /// Working directory of the tools.
+    pub cwd: PathBuf,
+    /// The model.
+    pub model: Model,
+    /// The model boundary; `None` uses [`pi_agent_core::default_stream_fn`].
+    pub stream_fn: Option<Arc<dyn StreamFn>>,
+    /// The system prompt.
+    pub system_prompt: String,
+    /// The thinking level.
+    pub thinking_level: ThinkingLevel,
+    /// Active tool names; `None` = pi's default set (`read`, `bash`, `edit`, `write`).
+    pub tools: Option<Vec<String>>,
+    /// Tools registered after the built-ins (a program embedding the session, custom tools).
+    pub extra_tools: Vec<RegisteredTool>,
+    /// A transcript to start from.
+    pub messages: Vec<AgentMessage>,
+    /// Settings.
+    pub settings: SessionSettings,
+}
+
+impl SessionOptions {
+    /// Options for `model` working in `cwd`, with pi's defaults.
+    pub fn new(cwd: impl Into<PathBuf>, model: Model) -> Self {
+        SessionOptions {
+            cwd: cwd.into(),
+            model,
+            stream_fn: None,
+            system_prompt: String::new(),
+            thinking_level: ThinkingLevel::Off,
+            tools: None,
+            extra_tools: Vec::new(),
+            messages: Vec::new(),
+            settings: SessionSettings::default(),
+        }
+    }
+
+    /// Sets the stream function.
+    #[must_use]
+    pub fn stream_fn(mut self, stream_fn: Arc<dyn StreamFn>) -> Self {
+        self.stream_fn = Some(stream_fn);
+        self
+    }
+
+    /// Sets the active tool names.
+    #[must_use]
+    pub fn tools<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.tools = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Registers one more tool.
+    #[must_use]
+    pub fn extra_tool(mut self, tool: RegisteredTool) -> Self {
+        self.extra_tools.push(tool);
+        self
+    }
+
+    /// Sets the system prompt.
+    #[must_use]
+    pub fn system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
+        self.system_prompt = system_prompt.into();
+        self
+    }
+
+    /// Sets the settings.
+    #[must_use]
+    pub fn settings(mut self, settings: SessionSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+}
+
+/// An event of the session: every agent event, plus what the resolve runtime does.
+// Events are handed to listeners by reference and never stored in bulk, so the size difference
+// between the agent-event variant and the others costs nothing worth a box per event.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum SessionEvent {
+    /// An event of the agent loop.
+    Agent(AgentEvent),
+    /// A preview was staged.
+    PendingActionPushed {
+        /// Its label.
+        label: String,
+        /// The tool that staged it.
+        source_tool_name: String,
+        /// Pending actions now.
+        pending: usize,
+    },
+    /// A `resolve` invocation finished (by the model or the user).
+    Resolved(ResolveOutcome),
+    /// The model did not resolve the pending action in `attempts` forced calls in a row, so
+    /// the session stopped forcing; the action stays pending for the user.
+    ResolveForcingStopped(ForcingStopped),
+}
+
+impl SessionEvent {
+    /// A one-line notice a UI can show for the session's own events.
+    pub fn notice(&self) -> Option<String> {
+        match self {
+            SessionEvent::Agent(_) => None,
+            SessionEvent::PendingActionPushed { label, .. } => Some(format!("Pending: {label}")),
+            SessionEvent::Resolved(outcome) => Some(match (&outcome.error, outcome.action) {
+                (Some(error), _) => format!("Resolve failed: {error}"),
+                (None, ResolveAction::Apply) => format!("Applied: {}", outcome.label),
+                (None, ResolveAction::Discard) => format!("Discarded: {}", outcome.label),
+            }),
+            SessionEvent::ResolveForcingStopped(stopped) => Some(format!(
+                "The model did not call resolve in {} forced turns; stopped forcing it. Still pending: {}",
+                stopped.attempts, stopped.label
+            )),
+        }
+    }
+}
+
+type Listener = Arc<dyn Fn(&SessionEvent) + Send + Sync>;
+
+struct Inner {
+    agent: Agent,
+    cwd: PathBuf,
+    registry: RwLock<ToolRegistry>,
+    requested_tools: Mutex<Vec<String>>,
+    runtime: ResolveRuntime,
+    queue: ToolChoiceQueue,
+    forcing: Arc<ResolveForcing>,
+    listeners: Mutex<Arc<Vec<(u64, Listener)>>>,
+    next_listener: AtomicU64,
+    ui: UiSlot,
+    custom_tools: RwLock<Vec<Arc<dyn CustomTool>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Removes its listener when passed to [`SessionSubscription::unsubscribe`].
+pub struct SessionSubscription {
+    id: u64,
+    inner: Weak<Inner>,
+}
+
+impl SessionSubscription {
+    /// Stops delivering events to the listener.
+    pub fn unsubscribe(self) {
+        if let Some(inner) = self.inner.upgrade() {
+            let mut listeners = lock(&inner.listeners);
+            let kept: Vec<_> = listeners.iter().filter(|(id, _)| *id != self.id).cloned().collect();
+            *listeners = Arc::new(kept);
+        }
+    }
+}
+
+/// The coding agent's session. Clones share the session.
+#[derive(Clone)]
+pub struct AgentSession {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for AgentSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSession")
+            .field("cwd", &self.inner.cwd)
+            .field("active_tools", &self.active_tool_names())
+            .field("pending", &self.pending_actions().labels())
+            .finish()
+    }
+}
+
+/// pi's default active tools.
+pub const DEFAULT_ACTIVE_TOOLS: [&str; 4] = pi_tools::DEFAULT_TOOLS;
+
+impl AgentSession {
+    /// Builds the registry (the built-ins, `ast_edit` / `ast_grep` unless disabled, `resolve`
+    /// when a registered tool can stage previews, then `extra_tools`), selects the active tools
+    /// and wires the agent.
+    pub fn new(options: SessionOptions) -> Result<Self, SessionError> {
+        let store = PendingActionStore::new();
+        let runtime = ResolveRuntime::new(store.clone());
+        let queue = ToolChoiceQueue::new();
+        let registry = build_registry(&options, &runtime, &queue)?;
+        let requested: Vec<String> = match &options.tools {
+            Some(names) => names.clone(),
+            None => DEFAULT_ACTIVE_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        let active = registry.select_active(&requested, false)?;
+
+        let mut agent_options = AgentOptions::new(options.model.clone()).tools(active);
+        agent_options.system_prompt = options.system_prompt.clone();
+        agent_options.thinking_level = options.thinking_level;
+        agent_options.messages = options.messages.clone();
+        agent_options.config.stream_fn = options.stream_fn.clone();
+        agent_options.config.tool_execution = options.settings.tool_execution;
+        agent_options.config.convert_to_llm = Some(Arc::new(crate::messages::convert_to_llm));
+        let agent = Agent::new(agent_options);
+
+        let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
+            let supports = {
+                let agent = agent.clone();
+                Arc::new(move || supports_named_tool_choice(&agent.model().api))
+            };
+            let stopped = {
+                let weak = weak.clone();
+                Arc::new(move |stopped: ForcingStopped| {
+                    if let Some(inner) = weak.upgrade() {
+                        inner.emit(&SessionEvent::ResolveForcingStopped(stopped));
+                    }
+                })
+            };
+            let forcing = ResolveForcing::new(
+                runtime.clone(),
+                queue.clone(),
+                options.settings.resolve_force_limit,
+                supports,
+                stopped,
+            );
+            Inner {
+                agent,
+                cwd: options.cwd.clone(),
+                registry: RwLock::new(registry),
+                requested_tools: Mutex::new(requested),
+                runtime,
+                queue,
+                forcing,
+                listeners: Mutex::new(Arc::new(Vec::new())),
+                next_listener: AtomicU64::new(0),
+                ui: Arc::new(RwLock::new(Arc::new(NoUi))),
+                custom_tools: RwLock::new(Vec::new()),
+            }
+        });
+        wire(&inner);
+        Ok(AgentSession { inner })
+    }
+
+    /// The agent.
+    pub fn agent(&self) -> &Agent {
+        &self.inner.agent
+    }
+
+    /// The tools' working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.inner.cwd
+    }
+
+    /// What tools may ask the user ([`NoUi`] until a mode installs its own).
+    pub fn ui(&self) -> Arc<dyn ToolUi> {
+        self.inner.ui.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Installs the mode's user interface for tools.
+    pub fn set_ui(&self, ui: Arc<dyn ToolUi>) {
+        *self.inner.ui.write().unwrap_or_else(|p| p.into_inner()) = ui;
+    }
+
+    /// The slot holding the user interface, for custom tools that read it at every use.
+    pub fn ui_slot(&self) -> UiSlot {
+        self.inner.ui.clone()
+    }
+
+    /// The API custom tools of this session are created with: its cwd, its pending-action store,
+    /// its user interface.
+    pub fn tool_api(&self) -> ToolApi {
+        ToolApi::new(self.inner.cwd.clone())
+            .with_pending_store(self.pending_actions().clone())
+            .with_ui_slot(self.ui_slot())
+    }
+
+    /// Registers loaded custom tools (they may stage pending actions, so they count as
+    /// preview-capable) and keeps them for session events. Returns the names registered; a name
+    /// the registry already holds is reported in the errors instead.
+    pub fn add_custom_tools(&self, tools: &CustomTools) -> (Vec<String>, Vec<LoadError>) {
+        let mut names = Vec::new();
+        let mut errors = Vec::new();
+        for loaded in &tools.tools {
+            let tool: Arc<dyn AgentTool> = loaded.tool.clone();
+            match self.register_tool(RegisteredTool::custom(tool, loaded.path.clone())) {
+                Ok(()) => {
+                    names.push(loaded.tool.name().to_owned());
+                    self.inner
+                        .custom_tools
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(loaded.tool.clone());
+                }
+                Err(error) => errors.push(LoadError {
+                    origin: loaded.origin.clone(),
+                    error: error.to_string(),
+                }),
+            }
+        }
+        (names, errors)
+    }
+
+    /// The custom tool called `name`, for its renderers.
+    pub fn custom_tool(&self, name: &str) -> Option<Arc<dyn CustomTool>> {
+        self.inner
+            .custom_tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|tool| tool.name() == name)
+            .cloned()
+    }
+
+    /// Sends `event` to every custom tool's `on_session`, one after another.
+    pub async fn emit_tool_session_event(&self, event: &ToolSessionEvent) {
+        let tools = self
+            .inner
+            .custom_tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for tool in tools {
+            tool.on_session(event).await;
+        }
+    }
+
+    /// The pending-action stack.
+    pub fn pending_actions(&self) -> &PendingActionStore {
+        self.inner.runtime.store()
+    }
+
+    /// The resolve runtime.
+    pub fn resolve_runtime(&self) -> &ResolveRuntime {
+        &self.inner.runtime
+    }
+
+    /// The tool-choice queue.
+    pub fn tool_choice_queue(&self) -> &ToolChoiceQueue {
+        &self.inner.queue
+    }
+
+    /// True after the session stopped forcing `resolve` for the current pending actions.
+    pub fn resolve_forcing_stopped(&self) -> bool {
+        self.inner.forcing.stopped()
+    }
+
+    /// Sends a prompt and waits until the run ends.
+    pub async fn prompt(&self, text: &str) -> Result<(), AgentError> {
+        self.inner.agent.prompt(text).await
+    }
+
+    /// Queues a steering message.
+    pub fn steer(&self, message: impl Into<AgentMessage>) {
+        self.inner.agent.steer(message);
+    }
+
+    /// Queues a follow-up message.
+    pub fn follow_up(&self, message: impl Into<AgentMessage>) {
+        self.inner.agent.follow_up(message);
+    }
+
+    /// Aborts the run, waits until the agent is idle, then rejects any choice still in flight as
+    /// `aborted` (a pending `resolve` is forced again on the next prompt).
+    pub async fn abort(&self) {
+        self.inner.agent.abort();
+        self.inner.agent.wait_for_idle().await;
+        if self.inner.queue.has_in_flight() {
+            self.inner.queue.reject(RejectReason::Aborted);
+        }
+    }
+
+    /// Applies or discards the top pending action for the user (the keyboard in the TUI), exactly
+    /// as a model's `resolve` call would.
+    pub async fn resolve_pending(&self, action: ResolveAction, reason: &str) -> Result<ToolResult, ToolError> {
+        self.inner.runtime.resolve(ResolveParams::new(action, reason)).await
+    }
+
+    /// Installs or clears the standing resolve handler; `resolve` becomes active while one is
+    /// installed.
+    pub fn set_standing_resolve_handler(&self, handler: Option<StandingHandler>) {
+        self.inner.runtime.set_standing_handler(handler);
+        let requested = lock(&self.inner.requested_tools).clone();
+        // The names were valid when they were set, so selecting them again cannot fail.
+        let _ = self.set_active_tools(requested);
+    }
+
+    /// Forces the next model call to `name`, then `none` (the user's `/force <tool>`).
+    pub fn set_forced_tool_choice(&self, name: &str) -> Result<(), SessionError> {
+        if !self.is_active(name) {
+            return Err(SessionError::ToolNotActive(name.to_owned()));
+        }
+        if !supports_named_tool_choice(&self.inner.agent.model().api) {
+            return Err(SessionError::ForcingUnsupported);
+        }
+        self.inner.queue.push_sequence(
+            [ToolChoice::Tool(name.to_owned()), ToolChoice::None],
+            DirectiveOptions::new()
+                .label("user-force")
+                .on_rejected(|_, _| RejectOutcome::Requeue),
+        );
+        Ok(())
+    }
+
+    /// The tool choice for the next model call (what the agent asks before every call).
+    pub fn next_tool_choice(&self) -> Option<ToolChoice> {
+        self.inner.next_tool_choice()
+    }
+
+    /// A copy of the registry.
+    pub fn tool_registry(&self) -> ToolRegistry {
+        self.inner.registry.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Registers one more tool; it becomes active when its name is in the active set.
+    pub fn register_tool(&self, tool: RegisteredTool) -> Result<(), SessionError> {
+        self.inner
+            .registry
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .register(tool)
+    }
+
+    /// The names of the active tools, in the order the model sees them.
+    pub fn active_tool_names(&self) -> Vec<String> {
+        self.inner.agent.tools().iter().map(|t| t.name().to_owned()).collect()
+    }
+
+    /// Selects the active tools by name (`resolve` is added by the session's rule); takes effect
+    /// at the next run.
+    pub fn set_active_tools<S: Into<String>>(&self, names: impl IntoIterator<Item = S>) -> Result<(), SessionError> {
+        let names: Vec<String> = names.into_iter().map(Into::into).collect();
+        let standing = self.inner.runtime.has_standing_handler();
+        let active = self
+            .inner
+            .registry
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .select_active(&names, standing)?;
+        *lock(&self.inner.requested_tools) = names;
+        self.inner.agent.set_tools(active);
+        Ok(())
+    }
+
+    fn is_active(&self, name: &str) -> bool {
+        self.inner.is_active(name)
+    }
+
+    /// Calls `listener` with every session event until the subscription is dropped through
+    /// [`SessionSubscription::unsubscribe`].
+    pub fn subscribe(&self, listener: impl Fn(&SessionEvent) + Send + Sync + 'static) -> SessionSubscription {
+        let id = self.inner.next_listener.fetch_add(1, Ordering::Relaxed);
+        let mut listeners = lock(&self.inner.listeners);
+        let mut next: Vec<_> = listeners.iter().cloned().collect();
+        next.push((id, Arc::new(listener) as Listener));
+        *listeners = Arc::new(next);
+        SessionSubscription {
+            id,
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
+}
+
+impl Inner {
+    fn emit(&self, event: &SessionEvent) {
+        let listeners = lock(&self.listeners).clone();
+        for (_, listener) in listeners.iter() {
+            listener(event);
+        }
+    }
+
+    fn is_active(&self, name: &str) -> bool {
+        self.agent.tools().iter().any(|t| t.name() == name)
+    }
+
+    fn next_tool_choice(&self) -> Option<ToolChoice> {
+        self.forcing.next_tool_choice(|name| self.is_active(name))
+    }
+}
+
+fn build_registry(
+    options: &SessionOptions,
+    runtime: &ResolveRuntime,
+    queue: &ToolChoiceQueue,
+) -> Result<ToolRegistry, SessionError> {
+    let mut registry = ToolRegistry::new();
+    let mut env = pi_tools::ToolEnv::new(options.cwd.clone());
+    env.shell = options.settings.shell.clone();
+    env.shell_command_prefix = options.settings.shell_command_prefix.clone();
+    for name in pi_tools::ALL_TOOLS {
+        let tool = pi_tools::create_tool(name, &env).map_err(|e| SessionError::UnknownTool(e.0))?;
+        registry.register(RegisteredTool::builtin(tool))?;
+    }
+    if options.settings.ast_edit {
+        let tool = AstEditTool::new(options.cwd.clone(), runtime.store().clone());
+        registry.register(RegisteredTool::builtin(Arc::new(tool)).deferrable())?;
+    }
+    if options.settings.ast_grep {
+        registry.register(RegisteredTool::builtin(Arc::new(AstGrepTool::new(options.cwd.clone()))))?;
+    }
+    let resolve = ResolveTool::new(runtime.clone(), Some(queue.clone()));
+    registry.register(RegisteredTool::builtin(Arc::new(resolve)).hidden())?;
+    for tool in &options.extra_tools {
+        registry.register(tool.clone())?;
+    }
+    Ok(registry)
+}
+
+/// Connects the agent, the store and the runtime to the session.
+fn wire(inner: &Arc<Inner>) {
+    let weak = Arc::downgrade(inner);
+    inner.agent.update_config(|config| {
+        config.get_tool_choice = Some(Arc::new(move |_messages: &[AgentMessage]| {
+            weak.upgrade().and_then(|inner| inner.next_tool_choice())
+        }));
+    });
+
+    let weak = Arc::downgrade(inner);
+    inner.agent.subscribe(move |event, _cancel| {
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
+        if let AgentEvent::TurnEnd { message, .. } = event
+            && let Some(assistant) = message.as_assistant()
+        {
+            inner.forcing.finish_turn(assistant.stop_reason);
+        }
+        inner.emit(&SessionEvent::Agent(event.clone()));
+    });
+
+    let weak = Arc::downgrade(inner);
+    inner.runtime.store().subscribe_push(move |action, pending| {
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
+        inner.agent.steer(resolve_reminder(&action.source_tool_name));
+        inner.forcing.on_push();
+        inner.emit(&SessionEvent::PendingActionPushed {
+            label: action.label.clone(),
+            source_tool_name: action.source_tool_name.clone(),
+            pending,
+        });
+    });
+
+    let weak = Arc::downgrade(inner);
+    inner.runtime.subscribe(move |outcome| {
+        let Some(inner) = weak.upgrade() else {
+            return;
+        };
+        inner.forcing.on_outcome(outcome);
+        if !outcome.standing && !outcome.succeeded() && outcome.action == ResolveAction::Apply {
+            // The action stays on top: remind the model that it still has to decide.
+            inner.agent.steer(resolve_reminder(&outcome.source_tool_name));
+        }
+        inner.emit(&SessionEvent::Resolved(outcome.clone()));
+    });
+}

@@ -1,0 +1,83 @@
+//! What a tool may ask the person at the keyboard: pick one of several options, confirm, type a
+//! line, or just be told something. The interactive mode answers with dialogs, the RPC mode
+//! forwards the questions to its client (`extension_ui_request`), and print / JSON modes have no
+//! one to ask ([`NoUi`]: `has_ui` is false and every question gets its "no answer").
+
+use async_trait::async_trait;
+
+/// How a notification is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NotifyKind {
+    /// Plain information.
+    #[default]
+    Info,
+    /// Something to look at.
+    Warning,
+    /// Something went wrong.
+    Error,
+}
+
+impl NotifyKind {
+    /// `info`, `warning` or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifyKind::Info => "info",
+            NotifyKind::Warning => "warning",
+            NotifyKind::Error => "error",
+        }
+    }
+
+    /// Parses pi's names; anything else is `info`.
+    pub fn parse(text: &str) -> Self {
+        match text {
+            "warning" => NotifyKind::Warning,
+            "error" => NotifyKind::Error,
+            _ => NotifyKind::Info,
+        }
+    }
+}
+
+/// The user interface a tool can use (pi's `ToolUIContext`).
+#[async_trait]
+pub trait ToolUi: Send + Sync {
+    /// Whether anyone answers (false in `-p` and `--mode json`).
+    fn has_ui(&self) -> bool;
+    /// One of `options`, or `None` when dismissed.
+    async fn select(&self, title: &str, options: &[String]) -> Option<String>;
+    /// Yes or no; `false` when dismissed.
+    async fn confirm(&self, title: &str, message: &str) -> bool;
+    /// A line of text, or `None` when dismissed.
+    async fn input(&self, title: &str, placeholder: Option<&str>) -> Option<String>;
+    /// Shows a message; nothing to answer.
+    fn notify(&self, message: &str, kind: NotifyKind);
+}
+
+/// No one to ask: every question gets its "no answer" at once.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use pi_coding_agent::ui::{NoUi, ToolUi};
+/// assert!(!NoUi.has_ui());
+/// assert_eq!(NoUi.select("Pick", &["a".into()]).await, None);
+/// assert!(!NoUi.confirm("Sure?", "Delete it").await);
+/// # });
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoUi;
+
+#[async_trait]
+impl ToolUi for NoUi {
+    fn has_ui(&self) -> bool {
+        false
+    }
+    async fn select(&self, _title: &str, _options: &[String]) -> Option<String> {
+        None
+    }
+    async fn confirm(&self, _title: &str, _message: &str) -> bool {
+        false
+    }
+    async fn input(&self, _title: &str, _placeholder: Option<&str>) -> Option<String> {
+        None
+    }
+    fn notify(&self, _message: &str, _kind: NotifyKind) {}
+}

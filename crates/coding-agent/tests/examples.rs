@@ -1,0 +1,339 @@
+//! The example custom tools (`examples/custom-tools/`) from `pi -p` with a scripted model (a mock
+//! OpenAI-compatible server on 127.0.0.1), in each of their forms: native Rust (the `pi` command
+//! run in-process with the example factories, exactly as `examples/pi_native_tools.rs` runs it), a
+//! process speaking the stdio protocol (`tool.json`), and pi's TypeScript (`index.ts`, through the
+//! Node host; skipped with a printed reason when no Node ≥ 22.6 is installed — `.ci/run` installs one).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../../examples/custom-tools/batch-rename-preview/native.rs"]
+#[allow(dead_code)]
+mod batch_rename_preview;
+#[path = "../../../examples/custom-tools/hello/native.rs"]
+#[allow(dead_code)]
+mod hello;
+#[path = "../../../examples/custom-tools/tic-tac-toe/native.rs"]
+#[allow(dead_code)]
+mod tic_tac_toe;
+#[path = "../../../examples/custom-tools/todo/native.rs"]
+#[allow(dead_code)]
+mod todo;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use pi_agent_core::ToolExecutionMode;
+use pi_ai::testing::{MockServer, Reply, openai};
+use pi_coding_agent::cli::{Args, Io, RunOptions, run_with};
+use pi_coding_agent::custom_tools::NamedFactory;
+use serde_json::{Value, json};
+
+/// How an example tool is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Native,
+    Process,
+    TypeScript,
+}
+
+const FORMS: [Form; 3] = [Form::Native, Form::Process, Form::TypeScript];
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/custom-tools")
+}
+
+/// A Node new enough for TypeScript tools, or why not.
+fn node_for_typescript() -> Result<(), String> {
+    let node = std::env::var("PI_NODE").unwrap_or_else(|_| "node".to_owned());
+    let output = Command::new(&node)
+        .arg("--version")
+        .output()
+        .map_err(|_| format!("no `{node}` on PATH"))?;
+    let version = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .trim_start_matches('v')
+        .to_owned();
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if (major, minor) >= (22, 6) {
+        Ok(())
+    } else {
+        Err(format!("node {version} is older than 22.6"))
+    }
+}
+
+struct Run {
+    stdout: String,
+    stderr: String,
+    code: i32,
+    requests: Vec<Value>,
+}
+
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buffer {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// Runs `pi -p <prompt>` in `project` with the example `name` in `form`, the model scripted by
+/// `replies`; `env` goes to the tool (process and TypeScript forms).
+async fn run_example(
+    form: Form,
+    name: &str,
+    factory: NamedFactory,
+    project: &Path,
+    replies: Vec<Reply>,
+    env: &[(&str, &str)],
+) -> Run {
+    let server = MockServer::start(replies).await;
+    let home = project.parent().unwrap().join("home");
+    std::fs::create_dir_all(home.join(".pi/agent")).unwrap();
+    std::fs::write(
+        home.join(".pi/agent/models.json"),
+        openai::models_json(&server.url("/v1")),
+    )
+    .unwrap();
+    let prompt = "Use the tool.";
+    let (stdout, stderr, code) = match form {
+        Form::Native => {
+            let (out, err) = (Buffer::default(), Buffer::default());
+            let io = Io {
+                stdout: Arc::new(Mutex::new(out.clone())),
+                stderr: Arc::new(Mutex::new(err.clone())),
+                stdin: None,
+                interactive: false,
+            };
+            let args = Args::parse_from_argv(["pi", "-p", "--no-session", prompt]).unwrap();
+            let options = RunOptions {
+                factories: vec![factory],
+                cwd: Some(project.to_path_buf()),
+                agent_dir: Some(home.join(".pi/agent")),
+            };
+            let code = run_with(args, io, options).await;
+            (out.text(), err.text(), code)
+        }
+        Form::Process | Form::TypeScript => {
+            let entry = match form {
+                Form::Process => examples_dir().join(name).join("tool.json"),
+                _ => examples_dir().join(name).join("index.ts"),
+            };
+            let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+            command
+                .args(["-p", "--no-session", "--tool"])
+                .arg(&entry)
+                .arg(prompt)
+                .current_dir(project)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", &home)
+                .stdin(Stdio::null());
+            if let Ok(node) = std::env::var("PI_NODE") {
+                command.env("PI_NODE", node);
+            }
+            for (key, value) in env {
+                command.env(key, value);
+            }
+            let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+                .await
+                .unwrap();
+            (
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+                output.status.code().unwrap_or(-1),
+            )
+        }
+    };
+    let requests = server.requests().iter().map(|r| r.json()).collect();
+    Run {
+        stdout,
+        stderr,
+        code,
+        requests,
+    }
+}
+
+/// The `tool` messages of a request body.
+fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+fn skip(form: Form) -> bool {
+    if form == Form::TypeScript
+        && let Err(reason) = node_for_typescript()
+    {
+        println!("skipped: TypeScript form ({reason})");
+        return true;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hello_in_every_form() {
+    for form in FORMS {
+        if skip(form) {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let replies = vec![
+            openai::tool_calls(&[("c1", "hello", json!({"name": "pi"}))]),
+            openai::text("Greeted."),
+        ];
+        let run = run_example(form, "hello", hello::factory(), &project, replies, &[]).await;
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?}");
+        assert_eq!(run.stdout, "Greeted.\n", "{form:?}");
+        let tools: Vec<&str> = run.requests[0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert!(tools.contains(&"hello"), "{form:?}: {tools:?}");
+        assert_eq!(tool_results(&run.requests[1]), ["Hello, pi!"], "{form:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn todo_in_every_form() {
+    for form in FORMS {
+        if skip(form) {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let replies = vec![
+            openai::tool_calls(&[("c1", "todo", json!({"action": "add", "text": "buy milk"}))]),
+            openai::tool_calls(&[("c2", "todo", json!({"action": "add", "text": "write tests"}))]),
+            openai::tool_calls(&[("c3", "todo", json!({"action": "toggle", "id": 1}))]),
+            openai::tool_calls(&[("c4", "todo", json!({"action": "list"}))]),
+            openai::text("Listed."),
+        ];
+        let run = run_example(form, "todo", todo::factory(), &project, replies, &[]).await;
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?}");
+        assert_eq!(
+            tool_results(&run.requests[4]),
+            [
+                "Added todo #1: buy milk",
+                "Added todo #2: write tests",
+                "Todo #1 completed",
+                "[x] #1: buy milk\n[ ] #2: write tests"
+            ],
+            "{form:?}"
+        );
+    }
+}
+
+fn three_moves_then_play() -> Reply {
+    openai::tool_calls(&[
+        ("m1", "tic_tac_toe", json!({"action": "move_down"})),
+        ("m2", "tic_tac_toe", json!({"action": "move_right"})),
+        ("m3", "tic_tac_toe", json!({"action": "move_right"})),
+        ("p1", "tic_tac_toe", json!({"action": "play"})),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tic_tac_toe_plays_on_the_intended_cell_only_when_sequential() {
+    for form in FORMS {
+        if skip(form) {
+            continue;
+        }
+        for (mode, expected) in [
+            ("sequential", "Placed O at (1, 2)."),
+            ("parallel", "Placed O at (0, 0)."),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let project = dir.path().join("project");
+            std::fs::create_dir_all(&project).unwrap();
+            let factory = tic_tac_toe::factory_with_mode(if mode == "parallel" {
+                ToolExecutionMode::Parallel
+            } else {
+                ToolExecutionMode::Sequential
+            });
+            let replies = vec![three_moves_then_play(), openai::text("Played.")];
+            let env = [("TIC_TAC_TOE_MODE", mode)];
+            let run = run_example(form, "tic-tac-toe", factory, &project, replies, &env).await;
+            assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?} {mode}");
+            let results = tool_results(&run.requests[1]);
+            assert_eq!(results.len(), 4, "{form:?} {mode}: {results:?}");
+            assert!(results[3].starts_with(expected), "{form:?} {mode}: {results:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn batch_rename_preview_applies_only_through_resolve_in_every_form() {
+    for form in FORMS {
+        if skip(form) {
+            continue;
+        }
+        for action in ["apply", "discard"] {
+            let dir = tempfile::tempdir().unwrap();
+            let project = dir.path().join("project");
+            std::fs::create_dir_all(&project).unwrap();
+            std::fs::write(project.join("a.txt"), "a").unwrap();
+            let replies = vec![
+                openai::tool_calls(&[(
+                    "c1",
+                    "batch_rename_preview",
+                    json!({"renames": [{"from": "a.txt", "to": "b.txt"}]}),
+                )]),
+                openai::tool_calls(&[(
+                    "c2",
+                    "resolve",
+                    json!({"action": action, "reason": "Checked the plan."}),
+                )]),
+                openai::text("Done."),
+            ];
+            let run = run_example(
+                form,
+                "batch-rename-preview",
+                batch_rename_preview::factory(),
+                &project,
+                replies,
+                &[],
+            )
+            .await;
+            assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?} {action}");
+            // The model was forced to resolve the preview.
+            assert_eq!(
+                run.requests[1]["tool_choice"],
+                json!({"type": "function", "function": {"name": "resolve"}}),
+                "{form:?}"
+            );
+            let renamed = project.join("b.txt").exists();
+            assert_eq!(renamed, action == "apply", "{form:?} {action}");
+            assert_eq!(project.join("a.txt").exists(), action == "discard", "{form:?} {action}");
+            let resolve = tool_results(&run.requests[2]);
+            let expected = if action == "apply" {
+                "Applied batch rename. Reason: Checked the plan."
+            } else {
+                "Discarded batch rename. Reason: Checked the plan."
+            };
+            assert_eq!(resolve.last().map(String::as_str), Some(expected), "{form:?} {action}");
+        }
+    }
+}
