@@ -1,24 +1,42 @@
-//! `cargo xtask bench`: runs the benchmarks.
+//! `cargo xtask bench`: runs the benchmarks that own a SPEC §8 budget, one `cargo bench` each.
 //!
-//! Today that is `cargo bench -p pi-agent-core` (the agent-loop overhead bench, see
-//! `docs/agent-loop.md`); extra arguments go to `cargo bench`, e.g. `cargo xtask bench -- --quick`.
+//! * `pi-agent-core`: the agent-loop overhead per tool call (`docs/agent-loop.md`);
+//! * `pi-tools --bench search`: `grep` / `find` on a 50k-file tree, side by side with `rg` / `fd` when
+//!   they are installed (`docs/tools/grep.md`);
+//! * `pi-coding-agent --bench ast_edit`: `ast_edit` preview and apply on a 5k-file TypeScript tree, side
+//!   by side with the `ast-grep` CLI when it is installed (`docs/tools/ast_edit.md`);
+//! * `pi-coding-agent --bench cli`: `pi --version` wall time and peak memory, and a scripted 7-tool-call
+//!   `pi -p` session against a local mock server (`docs/cli.md`);
+//! * `pi-coding-agent --bench session_load`: opening a 100k-entry session file (`docs/sessions.md`).
+//!
+//! Extra arguments go to every `cargo bench`, e.g. `cargo xtask bench -- --quick`.
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-/// The cargo arguments of the bench run, before any extra arguments.
-pub const BENCH_ARGS: &[&str] = &["bench", "-p", "pi-agent-core"];
+/// The cargo arguments of each bench run, in order, before any extra arguments.
+pub const BENCHES: &[&[&str]] = &[
+    &["bench", "-p", "pi-agent-core"],
+    &["bench", "-p", "pi-tools", "--bench", "search"],
+    &["bench", "-p", "pi-coding-agent", "--bench", "ast_edit"],
+    &["bench", "-p", "pi-coding-agent", "--bench", "cli"],
+    &["bench", "-p", "pi-coding-agent", "--bench", "session_load"],
+];
 
-/// Runs `cargo bench -p pi-agent-core <extra>` in `root`.
+/// Runs every bench of [`BENCHES`] in `root` with `extra` appended; stops at the first failure.
 pub fn run(root: &Path, extra: &[String]) -> Result<()> {
-    let status = crate::cargo(root)
-        .args(BENCH_ARGS)
-        .args(extra)
-        .status()
-        .context("could not start `cargo bench`")?;
-    if !status.success() {
-        bail!("`cargo bench -p pi-agent-core` exited with {status}");
+    for args in BENCHES {
+        let line = format!("cargo {}", args.join(" "));
+        println!("==> {line}");
+        let status = crate::cargo(root)
+            .args(*args)
+            .args(extra)
+            .status()
+            .with_context(|| format!("could not start `{line}`"))?;
+        if !status.success() {
+            bail!("`{line}` exited with {status}");
+        }
     }
     Ok(())
 }

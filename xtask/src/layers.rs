@@ -1,7 +1,8 @@
 //! `cargo xtask layers`: checks the dependencies between our crates against SPEC §2.
 //!
 //! The workspace's packages become a petgraph [`DiGraph`] with an edge for every dependency (normal, dev
-//! or build) of one of our packages on another. The check fails on every edge SPEC §2 does not allow, on
+//! or build) of one of our packages on another (a crate's dev-dependency on itself, which only turns on its
+//! own test features, is not an edge). The check fails on every edge SPEC §2 does not allow, on
 //! any cycle, on a binary target outside `pi-coding-agent`, and on a package SPEC §2 does not know.
 //! `xtask` itself is tooling and is left out.
 
@@ -133,7 +134,10 @@ pub fn build_graph(workspace: &Workspace) -> LayerGraph {
     let mut edges: BTreeMap<(&str, &str), BTreeSet<DependencyKind>> = BTreeMap::new();
     for package in &packages {
         for dependency in &package.dependencies {
-            if index.contains_key(dependency.name.as_str()) {
+            // A crate's dev-dependency on itself only switches on its own test features (e.g.
+            // `pi-ai`'s `testing`); it is not an edge between layers.
+            let self_for_tests = dependency.name == package.name && dependency.kind == DependencyKind::Dev;
+            if index.contains_key(dependency.name.as_str()) && !self_for_tests {
                 edges
                     .entry((&package.name, &dependency.name))
                     .or_default()

@@ -19,7 +19,7 @@ Commands:
              cargo doc --workspace --no-deps        (RUSTDOCFLAGS=\"-D warnings\")
   layers   check the dependencies between our crates against SPEC §2
            (allowed edges only, no cycles, only pi-coding-agent has a binary)
-  bench    run the benchmarks: cargo bench -p pi-agent-core [ARGS]
+  bench    run the budgeted benchmarks (agent loop, grep/find, ast_edit, pi binary, sessions) [ARGS]
   help     print this text
 
 See docs/xtask.md.

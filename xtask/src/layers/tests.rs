@@ -114,7 +114,7 @@ fn a_dev_dependency_back_to_the_top_is_a_cycle() {
 
 #[test]
 fn a_package_depending_on_itself_is_a_cycle() {
-    let violations = check(&with_dependency("pi-tui", "pi-tui", Dev)).expect_err("self loop");
+    let violations = check(&with_dependency("pi-tui", "pi-tui", Normal)).expect_err("self loop");
     assert!(violations.contains(&Violation::Cycle {
         packages: vec!["pi-tui".to_owned()],
     }));
@@ -171,4 +171,10 @@ fn this_workspace_passes() {
     if let Err(violations) = check(&workspace) {
         panic!("this workspace breaks SPEC §2:\n{}", messages(&violations).join("\n"));
     }
+}
+
+#[test]
+fn a_dev_dependency_on_itself_is_not_an_edge() {
+    let report = check(&with_dependency("pi-ai", "pi-ai", Dev)).expect("a self dev-dependency passes");
+    assert_eq!(report.edges.len(), 6);
 }
