@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod ast_support;
+use crate::ast_support;
 
 use ast_support::{Fixture, Outcome};
 use pi_agent_core::ToolContext;

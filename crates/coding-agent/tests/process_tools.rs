@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod process_support;
+use crate::process_support;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
