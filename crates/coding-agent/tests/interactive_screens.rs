@@ -785,6 +785,30 @@ fn steering_and_follow_ups_wait_under_the_loader_until_they_reach_the_model() {
 }
 
 #[test]
+fn alt_up_takes_the_queued_messages_back_into_the_editor() {
+    let alt_up = KeyEvent::new(KeyCode::Up, KeyModifiers::ALT);
+    let mut screen = screen();
+    screen.set_running(true);
+    assert_eq!(screen.handle_key(alt_up), None, "nothing queued, nothing to restore");
+    type_text(&mut screen, "keep the public API");
+    assert_eq!(
+        screen.handle_key(key(KeyCode::Enter)),
+        Some(Action::Steer("keep the public API".into()))
+    );
+    type_text(&mut screen, "then update the changelog");
+    screen.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    type_text(&mut screen, "draft");
+    assert_eq!(screen.handle_key(alt_up), Some(Action::ClearQueues));
+    assert_eq!(
+        screen.editor_mut().text(),
+        "keep the public API\n\nthen update the changelog\n\ndraft"
+    );
+    let live = plain(&screen.render_live(80).0);
+    assert!(!live.contains("Steering:") && !live.contains("alt+up"), "{live}");
+    assert_eq!(screen.handle_key(alt_up), None, "the queue is empty again");
+}
+
+#[test]
 fn ctrl_o_prints_the_last_turns_tool_blocks_again_expanded() {
     let mut screen = screen();
     screen.transcript_mut().user("List it.");

@@ -81,6 +81,18 @@ pub fn is_key(key: &KeyEvent, code: KeyCode) -> bool {
     is_press(key) && key.code == code && meaningful(key.modifiers).is_empty()
 }
 
+/// `code` pressed with Alt (Shift allowed, Ctrl and Super not), e.g. Alt+Up.
+///
+/// ```
+/// use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+/// use pi_tui::keys::is_alt_key;
+/// assert!(is_alt_key(&KeyEvent::new(KeyCode::Up, KeyModifiers::ALT), KeyCode::Up));
+/// assert!(!is_alt_key(&KeyEvent::new(KeyCode::Up, KeyModifiers::NONE), KeyCode::Up));
+/// ```
+pub fn is_alt_key(key: &KeyEvent, code: KeyCode) -> bool {
+    is_press(key) && key.code == code && meaningful(key.modifiers) == KeyModifiers::ALT
+}
+
 /// Esc.
 ///
 /// ```

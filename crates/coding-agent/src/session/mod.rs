@@ -473,6 +473,11 @@ impl AgentSession {
         self.inner.agent.follow_up(message);
     }
 
+    /// Drops every queued steering and follow-up message that has not been delivered yet.
+    pub fn clear_queues(&self) {
+        self.inner.agent.clear_all_queues();
+    }
+
     /// Aborts the run, waits until the agent is idle, then rejects any choice still in flight as
     /// `aborted` (a pending `resolve` is forced again on the next prompt).
     pub async fn abort(&self) {

@@ -9,6 +9,7 @@
 //! | --- | --- |
 //! | Enter | send; while a run streams, steer it |
 //! | Alt+Enter | while a run streams, queue a follow-up |
+//! | Alt+Up | put the queued steering / follow-up messages back into the editor |
 //! | Esc | abort the run |
 //! | Alt+Y / Alt+N | apply / discard the pending preview |
 //! | Ctrl+O | expand or collapse tool blocks |
@@ -281,6 +282,7 @@ async fn perform(action: Action, screen: &mut Screen, app: &App, runs: &mpsc::Un
         Action::Prompt(text) => start_run(screen, app, vec![AgentMessage::user(text)], runs),
         Action::Steer(text) => session.steer(AgentMessage::user(text)),
         Action::FollowUp(text) => session.follow_up(AgentMessage::user(text)),
+        Action::ClearQueues => session.clear_queues(),
         Action::Abort => {
             let session = session.clone();
             tokio::spawn(async move { session.abort().await });
@@ -432,7 +434,7 @@ async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
                 text.push_str(&format!("\n  {name:<10} {help}"));
             }
             text.push_str(
-                "\nKeys: enter send (steer while running) · alt+enter follow-up · esc abort · alt+y / alt+n apply / discard the pending preview · ctrl+o expand · ctrl+c twice or ctrl+d exit",
+                "\nKeys: enter send (steer while running) · alt+enter follow-up · alt+up restore queued · esc abort · alt+y / alt+n apply / discard the pending preview · ctrl+o expand · ctrl+c twice or ctrl+d exit",
             );
             screen.notice(text, NoticeKind::Info);
         }

@@ -9,8 +9,8 @@
 
 use std::collections::VecDeque;
 
-use crossterm::event::KeyEvent;
-use pi_tui::keys::{is_alt, is_alt_enter, is_ctrl, is_escape, is_press};
+use crossterm::event::{KeyCode, KeyEvent};
+use pi_tui::keys::{is_alt, is_alt_enter, is_alt_key, is_ctrl, is_escape, is_press};
 use pi_tui::{
     Component, Editor, EditorAction, Line, Loader, SelectItem, SelectList, Selection, Slot, Theme, truncate_line,
     wrap_line,
@@ -41,6 +41,9 @@ pub enum Action {
     FollowUp(String),
     /// Esc while a run streams.
     Abort,
+    /// Alt+Up while messages are queued: they are back in the editor, so take them out of the
+    /// agent's steering and follow-up queues.
+    ClearQueues,
     /// Alt+Y / Alt+N, `/apply`, `/discard`: resolve the newest pending preview.
     Resolve {
         /// Apply or discard.
@@ -310,6 +313,10 @@ impl Screen {
         if is_escape(&key) {
             return self.running.then_some(Action::Abort);
         }
+        if is_alt_key(&key, KeyCode::Up) && !self.queued.is_empty() {
+            self.restore_queued();
+            return Some(Action::ClearQueues);
+        }
         if self.pending.is_some() && (is_alt(&key, 'y') || is_alt(&key, 'n')) {
             let action = if is_alt(&key, 'y') {
                 ResolveAction::Apply
@@ -339,6 +346,16 @@ impl Screen {
             EditorAction::Exit => Some(Action::Exit),
             EditorAction::None | EditorAction::Changed => None,
         }
+    }
+
+    /// pi's Alt+Up: the queued messages, oldest first, go back into the editor above what it
+    /// holds, separated by blank lines.
+    fn restore_queued(&mut self) {
+        let mut texts: Vec<String> = self.queued.drain(..).map(|q| q.text().to_owned()).collect();
+        if !self.editor.is_empty() {
+            texts.push(self.editor.text().to_owned());
+        }
+        self.editor.set_text(&texts.join("\n\n"));
     }
 
     fn submitted(&mut self, text: String) -> Action {
@@ -421,6 +438,10 @@ impl Screen {
                 theme.fg(Slot::Dim, queued.text().replace('\n', " ")),
             ]);
             lines.push(indent(truncate_line(&line, width.saturating_sub(1).max(1), "…")));
+        }
+        if !self.queued.is_empty() {
+            let hint = Line::from(theme.fg(Slot::Dim, "↳ alt+up to edit all queued messages"));
+            lines.push(indent(truncate_line(&hint, width.saturating_sub(1).max(1), "…")));
         }
         if let Some(label) = &self.pending {
             lines.push(Line::from(""));
