@@ -256,7 +256,6 @@ fn block(call_id: &str, name: &str, args: Value) -> ToolBlock {
         call_id: call_id.into(),
         name: name.into(),
         args,
-        args_complete: true,
         partial: None,
         result: None,
         is_error: false,
@@ -304,17 +303,16 @@ fn each_resolve_verb() {
     let mut degenerate = block("r", "resolve", json!({"action": "apply"}));
     degenerate.result = Some(ToolResult::text("No pending action to resolve"));
     degenerate.is_error = true;
-    let mut streaming = block(
+    let running = block(
         "r",
         "resolve",
         json!({"action": "discard", "reason": "Not what I meant."}),
     );
-    streaming.args_complete = false;
     insta::assert_snapshot!("resolve_accept", block_snapshot(&accept, &renderers));
     insta::assert_snapshot!("resolve_discard", block_snapshot(&discard, &renderers));
     insta::assert_snapshot!("resolve_failed", block_snapshot(&failed, &renderers));
     insta::assert_snapshot!("resolve_no_pending_action", block_snapshot(&degenerate, &renderers));
-    insta::assert_snapshot!("resolve_call_streaming", block_snapshot(&streaming, &renderers));
+    insta::assert_snapshot!("resolve_call_running", block_snapshot(&running, &renderers));
     // The callback's own text is not shown (oh-my-pi's test).
     let theme = theme();
     let context = RenderContext {

@@ -33,8 +33,6 @@ pub struct ToolBlock {
     pub name: String,
     /// The arguments so far.
     pub args: Value,
-    /// True once the arguments are complete.
-    pub args_complete: bool,
     /// The latest partial result while it runs.
     pub partial: Option<ToolResult>,
     /// The final result.
@@ -53,7 +51,6 @@ impl ToolBlock {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
             args,
-            args_complete: false,
             partial: None,
             result: None,
             is_error: false,
@@ -113,6 +110,10 @@ pub struct Transcript {
     committed: usize,
     /// The item index of the assistant message being streamed.
     streaming: Option<usize>,
+    /// The item indexes of that message's tool blocks, by the position of their call in the
+    /// message: while a call streams its id may still be empty (and providers that number calls
+    /// per response repeat ids from turn to turn), so its position is what identifies it.
+    streaming_calls: Vec<usize>,
 }
 
 fn text_of(message: &AssistantMessage) -> (String, String) {
@@ -157,6 +158,7 @@ impl Transcript {
     pub fn load_messages(&mut self, messages: &[AgentMessage]) {
         let start = self.items.len();
         self.streaming = None;
+        self.streaming_calls.clear();
         for message in messages {
             match message {
                 AgentMessage::User(user) => self.user(user.content.text()),
@@ -196,7 +198,6 @@ impl Transcript {
     pub fn user_resolution(&mut self, action: &str, reason: &str, result: ToolResult, is_error: bool) {
         let args = serde_json::json!({"action": action, "reason": reason});
         let mut block = ToolBlock::new("", "resolve", args);
-        block.args_complete = true;
         block.result = Some(result);
         block.is_error = is_error;
         self.items.push(Item::Tool(Box::new(block)));
@@ -231,29 +232,34 @@ impl Transcript {
         &self.items[self.committed..]
     }
 
-    /// Index of the first live item.
-    pub fn committed(&self) -> usize {
-        self.committed
+    /// The newest block still waiting for the result of `call_id`. Only live blocks count: ids
+    /// are not unique across turns, and a block with its result is never updated again.
+    fn waiting_block(&self, call_id: &str) -> Option<usize> {
+        let live = self.items[self.committed..].iter().rposition(
+            |item| matches!(item, Item::Tool(block) if block.call_id == call_id && block.result.is_none()),
+        )?;
+        Some(self.committed + live)
     }
 
-    fn tool_index(&self, call_id: &str) -> Option<usize> {
-        self.items
-            .iter()
-            .rposition(|item| matches!(item, Item::Tool(block) if block.call_id == call_id))
-    }
-
+    /// The block waiting for `call_id`, or a new one at the end.
     fn block(&mut self, call_id: &str, name: &str, args: &Value) -> &mut ToolBlock {
-        let index = match self.tool_index(call_id) {
+        let index = match self.waiting_block(call_id) {
             Some(index) => index,
-            None => {
-                self.items
-                    .push(Item::Tool(Box::new(ToolBlock::new(call_id, name, args.clone()))));
-                self.items.len() - 1
-            }
+            None => self.push_block(call_id, name, args),
         };
+        self.tool_at(index)
+    }
+
+    fn push_block(&mut self, call_id: &str, name: &str, args: &Value) -> usize {
+        self.items
+            .push(Item::Tool(Box::new(ToolBlock::new(call_id, name, args.clone()))));
+        self.items.len() - 1
+    }
+
+    fn tool_at(&mut self, index: usize) -> &mut ToolBlock {
         match &mut self.items[index] {
             Item::Tool(block) => block,
-            _ => unreachable!("tool_index only returns tool items"),
+            _ => unreachable!("only tool items are indexed as blocks"),
         }
     }
 
@@ -298,21 +304,30 @@ impl Transcript {
                 *item_aborted = aborted;
             }
         }
-        for call in message.tool_calls() {
-            let block = self.block(&call.id, &call.name, &call.arguments);
+        for (position, call) in message.tool_calls().enumerate() {
+            let index = match self.streaming_calls.get(position) {
+                Some(&index) => index,
+                None => {
+                    let index = self.push_block(&call.id, &call.name, &call.arguments);
+                    self.streaming_calls.push(index);
+                    index
+                }
+            };
+            let block = self.tool_at(index);
+            block.call_id.clone_from(&call.id);
+            block.name.clone_from(&call.name);
             block.args = call.arguments.clone();
-            block.name = call.name.clone();
-            block.args_complete |= done;
         }
         if done {
             self.streaming = None;
+            let calls = std::mem::take(&mut self.streaming_calls);
             // Calls of a failed message never run: close their blocks.
             if matches!(message.stop_reason, StopReason::Error | StopReason::Aborted) {
-                for call in message.tool_calls() {
-                    let reason = message.error_message.clone().unwrap_or_else(|| "aborted".to_owned());
-                    let block = self.block(&call.id, &call.name, &call.arguments);
+                let reason = message.error_message.clone().unwrap_or_else(|| "aborted".to_owned());
+                for index in calls {
+                    let block = self.tool_at(index);
                     if block.result.is_none() {
-                        block.result = Some(ToolResult::text(reason));
+                        block.result = Some(ToolResult::text(reason.clone()));
                         block.is_error = true;
                     }
                 }
@@ -362,7 +377,6 @@ impl Transcript {
             } => {
                 let block = self.block(tool_call_id, tool_name, args);
                 block.args = args.clone();
-                block.args_complete = true;
                 block.started = Some(Instant::now());
             }
             AgentEvent::ToolExecutionUpdate {
@@ -423,5 +437,83 @@ mod tests {
         transcript.apply(&end("a", "A"));
         assert_eq!(transcript.take_finished(), 2..4);
         assert!(transcript.live().is_empty());
+    }
+
+    fn assistant(event: fn(AgentMessage) -> AgentEvent, calls: &[(&str, &str)]) -> SessionEvent {
+        let blocks = calls
+            .iter()
+            .map(|(id, path)| faux_tool_call(*id, "read", json!({ "path": path })))
+            .collect();
+        SessionEvent::Agent(event(AgentMessage::Assistant(faux_assistant_message(blocks))))
+    }
+
+    fn update(message: AgentMessage) -> AgentEvent {
+        let AgentMessage::Assistant(message) = message else {
+            unreachable!("only assistant messages stream")
+        };
+        let message = std::sync::Arc::new(message);
+        AgentEvent::MessageUpdate {
+            assistant_message_event: pi_agent_core::AssistantMessageEvent::Start {
+                partial: message.clone(),
+            },
+            message,
+        }
+    }
+
+    fn message_end(message: AgentMessage) -> AgentEvent {
+        AgentEvent::MessageEnd { message }
+    }
+
+    fn tool_blocks(transcript: &Transcript) -> Vec<(String, String, Option<String>)> {
+        transcript
+            .items()
+            .iter()
+            .filter_map(|item| match item {
+                Item::Tool(block) => Some((
+                    block.call_id.clone(),
+                    block.args["path"].as_str().unwrap_or_default().to_owned(),
+                    block.result.as_ref().map(super::super::tools::result_text),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn calls_are_matched_by_position_while_streaming_and_ids_repeat_across_turns() {
+        let mut transcript = Transcript::new();
+        // openai-completions without ids: empty while the call streams, `call_0` at the end, and
+        // `call_0` again in the next response.
+        transcript.apply(&assistant(update, &[("", "a")]));
+        transcript.apply(&assistant(update, &[("", "a"), ("", "b")]));
+        transcript.apply(&assistant(message_end, &[("call_0", "a"), ("call_1", "b")]));
+        transcript.apply(&end("call_0", "A"));
+        transcript.apply(&end("call_1", "B"));
+        transcript.take_finished();
+        transcript.apply(&assistant(update, &[("", "c")]));
+        transcript.apply(&assistant(message_end, &[("call_0", "c")]));
+        transcript.apply(&end("call_0", "C"));
+        let some = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            tool_blocks(&transcript),
+            vec![
+                ("call_0".into(), "a".into(), some("A")),
+                ("call_1".into(), "b".into(), some("B")),
+                ("call_0".into(), "c".into(), some("C")),
+            ]
+        );
+        assert_eq!(transcript.take_finished().len(), 2, "the new turn's text and block");
+        assert!(transcript.live().is_empty());
+    }
+
+    #[test]
+    fn a_keyboard_resolution_is_not_taken_over_by_a_call_without_an_id() {
+        let mut transcript = Transcript::new();
+        transcript.user_resolution("apply", "Decided by the user.", ToolResult::text("Applied."), false);
+        transcript.apply(&assistant(update, &[("", "a")]));
+        let blocks = tool_blocks(&transcript);
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0].2.as_deref(), Some("Applied."));
+        assert_eq!(blocks[1].1, "a");
     }
 }
