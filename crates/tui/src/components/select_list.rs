@@ -193,6 +193,19 @@ impl SelectList {
             self.set_filter("");
             return Selection::Changed;
         }
+        if let Some(c) = keys::printable(&key) {
+            self.filter.push(c);
+            self.refilter();
+            return Selection::Changed;
+        }
+        // Modified keys (Alt+Up, Ctrl+End …) are the application's, not the list's.
+        if !key
+            .modifiers
+            .intersection(KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SUPER)
+            .is_empty()
+        {
+            return Selection::Ignored;
+        }
         let page = self.max_visible as isize;
         match key.code {
             KeyCode::Up => self.step(-1, true),
@@ -210,11 +223,6 @@ impl SelectList {
                 if self.filter.pop().is_none() {
                     return Selection::Ignored;
                 }
-                self.refilter();
-                Selection::Changed
-            }
-            KeyCode::Char(c) if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
-                self.filter.push(c);
                 self.refilter();
                 Selection::Changed
             }
@@ -355,6 +363,27 @@ mod tests {
         assert_eq!(list.selected_index(), Some(1));
         list.handle_key(KeyEvent::new(KeyCode::Char('p'), KeyModifiers::CONTROL));
         assert_eq!(list.selected_index(), Some(0));
+    }
+
+    #[test]
+    fn modified_keys_are_left_to_the_application() {
+        let mut list = list(4);
+        assert_eq!(
+            list.handle_key(KeyEvent::new(KeyCode::Up, KeyModifiers::ALT)),
+            Selection::Ignored
+        );
+        assert_eq!(list.selected_index(), Some(0));
+        let super_x = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::SUPER);
+        assert_eq!(list.handle_key(super_x), Selection::Ignored);
+        assert_eq!(
+            list.handle_key(key(KeyCode::Char('\u{7}'))),
+            Selection::Ignored,
+            "control characters"
+        );
+        assert_eq!(list.filter(), "");
+        let shifted = KeyEvent::new(KeyCode::Char('I'), KeyModifiers::SHIFT);
+        assert_eq!(list.handle_key(shifted), Selection::Changed);
+        assert_eq!(list.filter(), "I");
     }
 
     #[test]
