@@ -345,20 +345,22 @@ impl Agent {
         lock(&self.inner().follow_up).push(message.into());
     }
 
-    /// Removes queued steering messages.
-    pub fn clear_steering_queue(&self) {
-        lock(&self.inner().steering).clear();
+    /// Removes the queued steering messages and returns them, oldest first.
+    pub fn clear_steering_queue(&self) -> Vec<AgentMessage> {
+        lock(&self.inner().steering).clear()
     }
 
-    /// Removes queued follow-up messages.
-    pub fn clear_follow_up_queue(&self) {
-        lock(&self.inner().follow_up).clear();
+    /// Removes the queued follow-up messages and returns them, oldest first.
+    pub fn clear_follow_up_queue(&self) -> Vec<AgentMessage> {
+        lock(&self.inner().follow_up).clear()
     }
 
-    /// Removes every queued message.
-    pub fn clear_all_queues(&self) {
-        self.clear_steering_queue();
-        self.clear_follow_up_queue();
+    /// Removes every queued message and returns them: the steering messages, then the follow-ups
+    /// (each oldest first), so a UI can give back exactly what was never delivered.
+    pub fn clear_all_queues(&self) -> Vec<AgentMessage> {
+        let mut messages = self.clear_steering_queue();
+        messages.extend(self.clear_follow_up_queue());
+        messages
     }
 
     /// True when a steering or follow-up message is queued.

@@ -70,9 +70,9 @@ impl MessageQueue {
         }
     }
 
-    /// Removes every queued message.
-    pub fn clear(&mut self) {
-        self.items.clear();
+    /// Removes every queued message and returns them, oldest first.
+    pub fn clear(&mut self) -> Vec<AgentMessage> {
+        self.items.drain(..).collect()
     }
 
     /// Number of queued messages.

@@ -457,12 +457,18 @@ async fn steer_and_follow_up_do_not_touch_the_transcript() {
 
     assert_eq!(agent.messages().len(), 1);
     assert!(agent.has_queued_messages());
-    agent.clear_steering_queue();
+    assert_eq!(agent.clear_steering_queue(), vec![user("steer")]);
     assert!(agent.has_queued_messages());
-    agent.clear_follow_up_queue();
+    assert_eq!(agent.clear_follow_up_queue(), vec![user("later")]);
     assert!(!agent.has_queued_messages());
+    agent.follow_up(user("then"));
     agent.steer(user("again"));
-    agent.clear_all_queues();
+    assert_eq!(
+        agent.clear_all_queues(),
+        vec![user("again"), user("then")],
+        "steering first"
+    );
+    assert!(agent.clear_all_queues().is_empty());
     assert!(!agent.has_queued_messages());
     assert_eq!(agent.messages().len(), 1);
 }

@@ -349,12 +349,16 @@ impl App {
 
     /// The sessions of this working directory, newest activity first (`/resume`); empty with
     /// `--no-session`.
-    pub fn sessions(&self) -> Result<Vec<SessionInfo>, String> {
-        let Some(root) = &self.inner.root else {
+    pub async fn sessions(&self) -> Result<Vec<SessionInfo>, String> {
+        let Some(root) = self.inner.root.clone() else {
             return Ok(Vec::new());
         };
         let cwd = self.with_store(|store| store.cwd().to_path_buf());
-        SessionManager::list(&cwd, root.clone()).map_err(|e| e.to_string())
+        // Reads every session file of the directory.
+        tokio::task::spawn_blocking(move || SessionManager::list(&cwd, root))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())
     }
 
     /// Adds a message that did not come from a run (e.g. a `bashExecution` the user ran) to the

@@ -473,9 +473,10 @@ impl AgentSession {
         self.inner.agent.follow_up(message);
     }
 
-    /// Drops every queued steering and follow-up message that has not been delivered yet.
-    pub fn clear_queues(&self) {
-        self.inner.agent.clear_all_queues();
+    /// Removes every steering and follow-up message not delivered yet and returns them (steering
+    /// first, each oldest first).
+    pub fn clear_queues(&self) -> Vec<AgentMessage> {
+        self.inner.agent.clear_all_queues()
     }
 
     /// Aborts the run, waits until the agent is idle, then rejects any choice still in flight as

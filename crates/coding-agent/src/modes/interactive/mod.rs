@@ -39,7 +39,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::Event;
-use pi_agent_core::{AgentError, AgentMessage};
+use pi_agent_core::{AgentError, AgentEvent, AgentMessage};
 use pi_tui::{InlineRenderer, Loader, SelectItem, Theme};
 use tokio::sync::mpsc;
 
@@ -182,11 +182,15 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
                 None => action = Some(Action::Exit),
             },
             Some(event) = events.recv() => {
+                let mut stale = changes_footer(&event);
                 screen.apply(&event);
                 while let Ok(event) = events.try_recv() {
+                    stale |= changes_footer(&event);
                     screen.apply(&event);
                 }
-                refresh(&mut screen, app);
+                if stale {
+                    refresh(&mut screen, app);
+                }
             }
             Some(request) = requests.recv() => screen.push_request(request),
             Some(warning) = warnings.recv() => screen.notice(warning, NoticeKind::Warning),
@@ -250,6 +254,16 @@ fn renderers(app: &App) -> Renderers {
         .collect()
 }
 
+/// Whether `event` can change the footer or the pending banner: streamed deltas and partial tool
+/// results cannot (usage arrives with `message_end`), and they are most events, so the footer,
+/// which walks the whole history, is not rebuilt for them.
+fn changes_footer(event: &SessionEvent) -> bool {
+    !matches!(
+        event,
+        SessionEvent::Agent(AgentEvent::MessageUpdate { .. } | AgentEvent::ToolExecutionUpdate { .. })
+    )
+}
+
 /// Footer and pending banner from the session as it is now.
 fn refresh(screen: &mut Screen, app: &App) {
     let session = app.session();
@@ -282,7 +296,11 @@ async fn perform(action: Action, screen: &mut Screen, app: &App, runs: &mpsc::Un
         Action::Prompt(text) => start_run(screen, app, vec![AgentMessage::user(text)], runs),
         Action::Steer(text) => session.steer(AgentMessage::user(text)),
         Action::FollowUp(text) => session.follow_up(AgentMessage::user(text)),
-        Action::ClearQueues => session.clear_queues(),
+        Action::RestoreQueued => {
+            let queued = session.clear_queues();
+            let texts = queued.iter().filter_map(AgentMessage::as_user);
+            screen.restore_queued(texts.map(|message| message.content.text()).collect());
+        }
         Action::Abort => {
             let session = session.clone();
             tokio::spawn(async move { session.abort().await });
@@ -352,7 +370,7 @@ async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
             }
             refresh(screen, app);
         }
-        SlashCommand::Resume => match app.sessions() {
+        SlashCommand::Resume => match app.sessions().await {
             Ok(sessions) if sessions.is_empty() => {
                 screen.notice("No other sessions in this directory.", NoticeKind::Info)
             }

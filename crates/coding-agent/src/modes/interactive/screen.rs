@@ -41,9 +41,9 @@ pub enum Action {
     FollowUp(String),
     /// Esc while a run streams.
     Abort,
-    /// Alt+Up while messages are queued: they are back in the editor, so take them out of the
-    /// agent's steering and follow-up queues.
-    ClearQueues,
+    /// Alt+Up while messages are queued: take them out of the agent's steering and follow-up
+    /// queues and give them to [`Screen::restore_queued`].
+    RestoreQueued,
     /// Alt+Y / Alt+N, `/apply`, `/discard`: resolve the newest pending preview.
     Resolve {
         /// Apply or discard.
@@ -314,8 +314,7 @@ impl Screen {
             return self.running.then_some(Action::Abort);
         }
         if is_alt_key(&key, KeyCode::Up) && !self.queued.is_empty() {
-            self.restore_queued();
-            return Some(Action::ClearQueues);
+            return Some(Action::RestoreQueued);
         }
         if self.pending.is_some() && (is_alt(&key, 'y') || is_alt(&key, 'n')) {
             let action = if is_alt(&key, 'y') {
@@ -348,10 +347,11 @@ impl Screen {
         }
     }
 
-    /// pi's Alt+Up: the queued messages, oldest first, go back into the editor above what it
-    /// holds, separated by blank lines.
-    fn restore_queued(&mut self) {
-        let mut texts: Vec<String> = self.queued.drain(..).map(|q| q.text().to_owned()).collect();
+    /// pi's Alt+Up: `texts`, the messages taken back from the agent's queues (so none of them
+    /// reaches the model), go into the editor above what it holds, separated by blank lines.
+    pub fn restore_queued(&mut self, texts: Vec<String>) {
+        self.queued.clear();
+        let mut texts = texts;
         if !self.editor.is_empty() {
             texts.push(self.editor.text().to_owned());
         }
