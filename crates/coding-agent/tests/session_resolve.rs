@@ -250,6 +250,29 @@ async fn a_model_ignoring_the_forced_choice_three_times_is_not_forced_a_fourth_t
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_model_that_answers_the_forced_resolve_with_more_previews_is_not_forced_forever() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let session = session(dir.path(), &faux, &[]);
+    let path = |n: u32| dir.path().join(format!("{n}.txt"));
+    let mut responses: Vec<_> = (1..=4)
+        .map(|n| faux_assistant_message(vec![stage(&format!("c{n}"), &path(n), "x")]))
+        .collect();
+    responses.push(faux_assistant_text("Staged them all."));
+    faux.set_responses(responses);
+    session.prompt("go").await.unwrap();
+    // The first preview starts forcing; each forced call stages another preview instead, which
+    // does not start the count again. (A preview staged in an unforced call would.)
+    assert_eq!(
+        forced(&faux),
+        [None, resolve_choice(), resolve_choice(), resolve_choice(), None]
+    );
+    assert!(session.resolve_forcing_stopped());
+    assert_eq!(session.pending_actions().len(), 4);
+    assert!((1..=4).all(|n| !path(n).exists()), "nothing was applied");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_model_that_keeps_failing_to_apply_is_not_forced_forever() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.txt");

@@ -6,8 +6,10 @@
 //! when the call is lost. Each forced call that ends without the pending action being resolved —
 //! the model did not call `resolve`, the call failed, `resolve` was not active, or the apply /
 //! discard failed — counts as a failure; after `limit` consecutive failures the session stops
-//! forcing, keeps the action pending and reports it (SPEC §6; oh-my-pi #2546, #3061). A new
-//! preview, a successful resolution or an emptied stack starts the count again.
+//! forcing, keeps the action pending and reports it (SPEC §6; oh-my-pi #2546, #3061). A preview
+//! staged outside a forced call, a successful resolution or an emptied stack starts the count
+//! again; a preview staged *instead of* the forced `resolve` does not (the model would otherwise be
+//! forced forever), and a forced `resolve` cut off by an abort is not counted.
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -15,7 +17,7 @@ use pi_agent_core::{StopReason, ToolChoice};
 
 use crate::pending::PendingActionStore;
 use crate::resolve::{RESOLVE_TOOL_NAME, ResolveOutcome, ResolveRuntime};
-use crate::tool_choice_queue::{DirectiveOptions, RejectOutcome, RejectReason, ToolChoiceQueue};
+use crate::tool_choice_queue::{DirectiveOptions, Invoker, RejectOutcome, RejectReason, ToolChoiceQueue};
 
 /// Label prefix of the directives that force `resolve` for a pending action.
 pub const PENDING_ACTION_LABEL_PREFIX: &str = "pending-action:";
@@ -43,9 +45,11 @@ pub struct ForcingStopped {
 struct State {
     failures: u32,
     stopped: bool,
-    /// Whether the last `resolve` invocation succeeded, taken when its directive settles.
-    last_invocation_ok: Option<bool>,
 }
+
+/// How the `resolve` run by one forcing directive ended: `None` until it returns (and for good
+/// when an abort drops it), then whether it succeeded.
+type InvocationOutcome = Arc<Mutex<Option<bool>>>;
 
 type SupportsForcing = Arc<dyn Fn() -> bool + Send + Sync>;
 type OnStopped = Arc<dyn Fn(ForcingStopped) + Send + Sync>;
@@ -116,9 +120,14 @@ impl ResolveForcing {
         }
     }
 
-    /// A preview was staged: start counting afresh and force `resolve`.
+    /// A preview was staged: force `resolve`. Counting starts afresh unless the preview came from
+    /// a call that was forced to `resolve` (staging more instead of resolving is not resolving).
     pub(crate) fn on_push(&self) {
-        {
+        let during_forced_call = self
+            .queue
+            .in_flight_label()
+            .is_some_and(|l| is_pending_action_label(&l));
+        if !during_forced_call {
             let mut state = self.lock();
             state.failures = 0;
             state.stopped = false;
@@ -129,7 +138,6 @@ impl ResolveForcing {
     /// A `resolve` invocation finished.
     pub(crate) fn on_outcome(&self, outcome: &ResolveOutcome) {
         let mut state = self.lock();
-        state.last_invocation_ok = Some(outcome.succeeded());
         if outcome.remaining == 0 {
             state.failures = 0;
             state.stopped = false;
@@ -166,7 +174,21 @@ impl ResolveForcing {
         if queued {
             return;
         }
-        self.lock().last_invocation_ok = None;
+        let outcome = InvocationOutcome::default();
+        let invoker = {
+            let resolve = self.runtime.invoker();
+            let outcome = outcome.clone();
+            let invoker: Invoker = Arc::new(move |args| {
+                let run = resolve(args);
+                let outcome = outcome.clone();
+                Box::pin(async move {
+                    let result = run.await;
+                    *outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(result.is_ok());
+                    result
+                })
+            });
+            invoker
+        };
         let resolved = self.this.clone();
         let rejected = self.this.clone();
         let options = DirectiveOptions::new()
@@ -174,25 +196,28 @@ impl ResolveForcing {
             .now()
             .on_resolved(move |_| {
                 if let Some(forcing) = resolved.upgrade() {
-                    forcing.on_resolved();
+                    let ok = *outcome.lock().unwrap_or_else(|p| p.into_inner());
+                    forcing.on_resolved(ok);
                 }
             })
             .on_rejected(move |_, reason| match rejected.upgrade() {
                 Some(forcing) => forcing.on_rejected(reason),
                 None => RejectOutcome::Drop,
             })
-            .on_invoked(self.runtime.invoker());
+            .on_invoked(invoker);
         self.queue
             .push_once(ToolChoice::Tool(RESOLVE_TOOL_NAME.to_owned()), options);
     }
 
-    /// The forced call ran `resolve`; it counts as a failure unless the invocation succeeded.
-    fn on_resolved(&self) {
-        let ok = self.lock().last_invocation_ok.take() == Some(true);
-        if ok {
-            self.lock().failures = 0;
-        } else {
-            self.record_failure();
+    /// The forced call ran `resolve`: it counts as a failure when the invocation failed, and not
+    /// at all when it never returned (an abort cut it off; the next turn forces again).
+    fn on_resolved(&self, invocation_ok: Option<bool>) {
+        match invocation_ok {
+            Some(true) => self.lock().failures = 0,
+            Some(false) => {
+                self.record_failure();
+            }
+            None => {}
         }
     }
 
@@ -256,6 +281,10 @@ mod tests {
         Error,
         /// The user aborts the call.
         Abort,
+        /// Stages another preview instead of calling `resolve`.
+        Stage,
+        /// Calls `resolve`, and the user aborts while it runs (the invocation is dropped).
+        AbortWhileResolving,
     }
 
     #[derive(Debug, Clone)]
@@ -272,6 +301,8 @@ mod tests {
             1 => Just(Call::Resolve(ResolveAction::Discard)),
             1 => Just(Call::Error),
             1 => Just(Call::Abort),
+            1 => Just(Call::Stage),
+            1 => Just(Call::AbortWhileResolving),
         ];
         prop_oneof![1 => (0u8..4).prop_map(Op::Push), 4 => call.prop_map(Op::Call)]
     }
@@ -337,7 +368,7 @@ mod tests {
                             let choice = forcing.next_tool_choice(|_| true);
                             let is_forced = choice == Some(ToolChoice::Tool(RESOLVE_TOOL_NAME.into()));
                             prop_assert!(!is_forced || had_pending, "stale forced resolve");
-                            if is_forced && !matches!(call, Call::Abort) {
+                            if is_forced && !matches!(call, Call::Abort | Call::AbortWhileResolving) {
                                 streak += 1;
                                 prop_assert!(streak <= LIMIT, "forced {} calls in a row", streak);
                             }
@@ -356,6 +387,22 @@ mod tests {
                                 }
                                 Call::Error => StopReason::Error,
                                 Call::Abort => StopReason::Aborted,
+                                Call::Stage => {
+                                    push(&store, n, 0);
+                                    if !is_forced {
+                                        streak = 0;
+                                    }
+                                    StopReason::ToolUse
+                                }
+                                Call::AbortWhileResolving => {
+                                    if let Some(invoker) = queue.peek_in_flight_invoker() {
+                                        let params = ResolveParams::new(ResolveAction::Apply, "prop");
+                                        // Started, then dropped before it returns.
+                                        drop(invoker(serde_json::to_value(&params).unwrap()));
+                                    }
+                                    // The loop still ends the turn with the assistant's stop reason.
+                                    StopReason::ToolUse
+                                }
                             };
                             forcing.finish_turn(stop_reason);
                         }
