@@ -86,6 +86,16 @@ mod tests {
     }
 
     #[test]
+    fn an_html_block_keeps_its_lines() {
+        assert_eq!(show("<div>\n<p>x</p>\n</div>", 20), "<div>\n<p>x</p>\n</div>");
+        assert_eq!(
+            show("a <b>bold</b> c", 20),
+            "a <b>bold</b> c",
+            "inline HTML stays inline"
+        );
+    }
+
+    #[test]
     fn loose_lists_get_blank_lines_between_items() {
         assert_eq!(show("- a\n- b", 20), "- a\n- b");
         assert_eq!(show("- a\n\n- b", 20), "- a\n\n- b");

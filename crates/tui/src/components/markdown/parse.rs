@@ -114,6 +114,7 @@ fn heading_number(level: HeadingLevel) -> u8 {
 
 impl Builder<'_> {
     fn event(&mut self, event: Event<'_>) {
+        let is_block_html = matches!(event, Event::Html(_));
         match event {
             Event::Start(tag) => self.start(tag),
             Event::End(tag) => self.end(tag),
@@ -134,6 +135,16 @@ impl Builder<'_> {
             }
             Event::Html(html) | Event::InlineHtml(html) => {
                 let style = self.theme.style(Slot::Muted);
+                // An HTML block arrives one line per event: each after the first starts a row.
+                let block_continues = is_block_html
+                    && self
+                        .inline
+                        .as_ref()
+                        .and_then(|inline| inline.lines.last())
+                        .is_some_and(|line| !line.spans.is_empty());
+                if block_continues {
+                    self.hard_break();
+                }
                 for (i, part) in html.trim_end_matches('\n').split('\n').enumerate() {
                     if i > 0 {
                         self.hard_break();
