@@ -48,16 +48,7 @@ impl Slot {
 
     /// The slot's name in pi's theme files (`toolTitle`, …).
     pub fn name(self) -> &'static str {
-        match self {
-            Slot::ToolTitle => "toolTitle",
-            Slot::Accent => "accent",
-            Slot::Success => "success",
-            Slot::Error => "error",
-            Slot::Warning => "warning",
-            Slot::Muted => "muted",
-            Slot::Dim => "dim",
-            Slot::ToolOutput => "toolOutput",
-        }
+        crate::THEME_SLOTS[self as usize]
     }
 
     /// The slot called `name`.
@@ -161,7 +152,7 @@ impl MdSlot {
     }
 
     fn index(self) -> usize {
-        MdSlot::ALL.iter().position(|s| *s == self).unwrap_or(0)
+        self as usize
     }
 }
 
@@ -275,14 +266,12 @@ impl Theme {
 
     /// The colour of `slot`.
     pub fn color(&self, slot: Slot) -> Color {
-        self.fg[Slot::ALL.iter().position(|s| *s == slot).unwrap_or(0)]
+        self.fg[slot as usize]
     }
 
     /// Sets the colour of `slot`.
     pub fn set(&mut self, slot: Slot, color: Color) {
-        if let Some(index) = Slot::ALL.iter().position(|s| *s == slot) {
-            self.fg[index] = color;
-        }
+        self.fg[slot as usize] = color;
     }
 
     /// The style of `slot`.
@@ -322,12 +311,7 @@ impl Theme {
 
     /// Sets the background of tool blocks in `state`.
     pub fn set_block_bg(&mut self, state: BlockState, color: Color) {
-        let index = match state {
-            BlockState::Pending => 0,
-            BlockState::Success => 1,
-            BlockState::Error => 2,
-        };
-        self.block_bg[index] = color;
+        self.block_bg[state as usize] = color;
     }
 
     /// The name of the slot whose colour is `color`, looking at foreground slots first (then
@@ -369,10 +353,36 @@ impl Theme {
 
     /// The background of a tool block in `state`.
     pub fn block_bg(&self, state: BlockState) -> Color {
-        match state {
-            BlockState::Pending => self.block_bg[0],
-            BlockState::Success => self.block_bg[1],
-            BlockState::Error => self.block_bg[2],
+        self.block_bg[state as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Colours are stored by a slot's discriminant; `ALL` must list the slots in declaration order.
+    #[test]
+    fn slot_lists_follow_the_declaration_order() {
+        for (i, slot) in Slot::ALL.into_iter().enumerate() {
+            assert_eq!(slot as usize, i);
+            assert_eq!(Slot::from_name(slot.name()), Some(slot));
         }
+        for (i, slot) in MdSlot::ALL.into_iter().enumerate() {
+            assert_eq!(slot as usize, i);
+            assert_eq!(MdSlot::from_name(slot.name()), Some(slot));
+        }
+        let mut theme = Theme::plain();
+        for (state, color) in [
+            (BlockState::Pending, Color::Indexed(1)),
+            (BlockState::Success, Color::Indexed(2)),
+            (BlockState::Error, Color::Indexed(3)),
+        ] {
+            theme.set_block_bg(state, color);
+            assert_eq!(theme.block_bg(state), color);
+        }
+        theme.set(Slot::Dim, Color::Indexed(9));
+        assert_eq!(theme.color(Slot::Dim), Color::Indexed(9));
+        assert_ne!(theme.color(Slot::Muted), Color::Indexed(9));
     }
 }
