@@ -129,7 +129,20 @@ fn project(dir: &Path) {
     )
     .unwrap();
     std::fs::write(dir.join("README.md"), "# shop\n\nA small shop.\n").unwrap();
+    // Enough output for every list, and a long enough diff, to be cut when collapsed.
+    std::fs::create_dir_all(dir.join("src/items")).unwrap();
+    for i in 1..=24 {
+        std::fs::write(
+            dir.join(format!("src/items/item{i:02}.ts")),
+            format!("export const item{i} = () => console.log(\"item {i}\");\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("src/prices.ts"), PRICES_TS).unwrap();
 }
+
+/// Twenty prices; the edit below changes twelve of them.
+const PRICES_TS: &str = "export const p01 = 1;\nexport const p02 = 2;\nexport const p03 = 3;\nexport const p04 = 4;\nexport const p05 = 5;\nexport const p06 = 6;\nexport const p07 = 7;\nexport const p08 = 8;\nexport const p09 = 9;\nexport const p10 = 10;\nexport const p11 = 11;\nexport const p12 = 12;\nexport const p13 = 13;\nexport const p14 = 14;\nexport const p15 = 15;\nexport const p16 = 16;\nexport const p17 = 17;\nexport const p18 = 18;\nexport const p19 = 19;\nexport const p20 = 20;\n";
 
 /// Every built-in tool once (plus a failing read), through a session on the faux model; the
 /// screen's transcript afterwards.
@@ -145,7 +158,7 @@ async fn session_transcript() -> (Transcript, String) {
             call("t1", "read", json!({"path": "src/app.ts"})),
             call("t2", "read", json!({"path": "src/app.ts", "offset": 3, "limit": 2})),
             call("t3", "read", json!({"path": "src/missing.ts"})),
-            call("t4", "ls", json!({"path": "."})),
+            call("t4", "ls", json!({"path": "src/items"})),
             call("t5", "find", json!({"pattern": "*.ts"})),
             call("t6", "grep", json!({"pattern": "console", "path": "src"})),
             call(
@@ -158,7 +171,10 @@ async fn session_transcript() -> (Transcript, String) {
             call(
                 "t8",
                 "edit",
-                json!({"path": "src/app.ts", "edits": [{"oldText": "Helo", "newText": "Hello"}]}),
+                json!({"path": "src/prices.ts", "edits": [{
+                    "oldText": (5..=16).map(|i| format!("export const p{i:02} = {i};\n")).collect::<String>(),
+                    "newText": (5..=16).map(|i| format!("export const p{i:02} = {};\n", i * 10)).collect::<String>(),
+                }]}),
             ),
             call("t9", "write", json!({"path": "NOTES.md", "content": notes})),
             call("t10", "ast_grep", json!({"pat": "console.log($$$A)", "paths": ["src"]})),

@@ -156,6 +156,7 @@ pub fn render_tool(block: &ToolBlock, context: RenderContext<'_>, width: u16) ->
     let options = RenderOptions {
         expanded: context.expanded,
         theme,
+        width: width.saturating_sub(2).max(1),
     };
     let shown = block.result.as_ref().or(block.partial.as_ref());
     let body = custom

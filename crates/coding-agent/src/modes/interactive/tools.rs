@@ -3,7 +3,7 @@
 //! result body, collapsed by default and expanded with Ctrl+O.
 
 use pi_agent_core::ToolResult;
-use pi_tui::{Line, Slot, Theme};
+use pi_tui::{Component, DiffView, Line, Slot, Theme};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 use serde_json::Value;
@@ -17,6 +17,8 @@ pub struct RenderOptions<'a> {
     pub expanded: bool,
     /// The theme.
     pub theme: &'a Theme,
+    /// The columns the body is drawn in (inside the block's padding).
+    pub width: u16,
 }
 
 /// The text blocks of a result, joined.
@@ -229,12 +231,16 @@ pub fn body(block: &ToolBlock, options: RenderOptions<'_>) -> Option<Vec<Line>> 
             lines
         }
         "edit" => {
-            let diff = result
-                .and_then(|r| r.details.get("diff"))
+            // The tool's unified patch, without its `---` / `+++` file header (the call line
+            // names the file).
+            let patch = result
+                .and_then(|r| r.details.get("patch"))
                 .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
-            diff_lines(&diff, 20, options)
+                .unwrap_or_default();
+            let hunks = patch.find("@@").map_or("", |at| &patch[at..]);
+            let mut diff = DiffView::from_unified(hunks, theme).with_max_lines(20);
+            diff.set_expanded(options.expanded);
+            diff.render(options.width)
         }
         "write" => {
             let content = arg(&block.args, "content").unwrap_or_default();
@@ -284,36 +290,6 @@ fn highlighted(code: &str, path: &str, theme: &Theme) -> Vec<Line> {
             .map(|line| Line::from(theme.fg(Slot::ToolOutput, line.to_owned())))
             .collect()
     }
-}
-
-/// A unified or pi display diff, coloured: `+` success, `-` error, the rest dim.
-pub fn diff_lines(diff: &str, limit: usize, options: RenderOptions<'_>) -> Vec<Line> {
-    let lines: Vec<&str> = diff.lines().collect();
-    let shown = if options.expanded {
-        lines.len()
-    } else {
-        lines.len().min(limit)
-    };
-    let mut out: Vec<Line> = lines[..shown]
-        .iter()
-        .map(|line| {
-            let slot = if line.starts_with('+') {
-                Slot::Success
-            } else if line.starts_with('-') {
-                Slot::Error
-            } else {
-                Slot::Dim
-            };
-            Line::from(options.theme.fg(slot, (*line).to_owned()))
-        })
-        .collect();
-    if shown < lines.len() {
-        out.push(Line::from(options.theme.fg(
-            Slot::Muted,
-            format!("… {} more lines (ctrl+o to expand)", lines.len() - shown),
-        )));
-    }
-    out
 }
 
 /// `ast_edit`'s preview: the `proposed` badge and counts, then `+`/`-` lines by file.
