@@ -100,8 +100,15 @@ pub(crate) struct Batch<'a> {
     pub(crate) cancel: &'a CancellationToken,
 }
 
-/// The message of a caught panic.
-pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+/// The message of a caught panic (its `&str` or `String` payload), `unknown panic` otherwise.
+///
+/// ```
+/// let payload = std::panic::catch_unwind(|| panic!("bad {}", 1)).unwrap_err();
+/// assert_eq!(pi_agent_core::panic_text(payload.as_ref()), "bad 1");
+/// let payload = std::panic::catch_unwind(|| std::panic::panic_any(7)).unwrap_err();
+/// assert_eq!(pi_agent_core::panic_text(payload.as_ref()), "unknown panic");
+/// ```
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -56,6 +56,7 @@ pub use config::{
     AgentContext, AgentLoopConfig, ConvertToLlmFn, GetApiKeyFn, MessageSourceFn, NextTurn, PrepareNextTurnFn,
     ShouldStopAfterTurnFn, ToolChoiceFn, TransformContext, TurnContext,
 };
+pub use dispatch::panic_text;
 pub use event::{AgentEvent, EventSink};
 pub use hooks::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallHook,

@@ -201,12 +201,7 @@ impl ResolveRuntime {
 /// The message of a panicked (or cancelled) invocation task; `Apply failed: <panic>` for apply.
 fn join_error_text(action: ResolveAction, error: tokio::task::JoinError) -> String {
     let message = if error.is_panic() {
-        let payload = error.into_panic();
-        payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "panic".to_owned())
+        pi_agent_core::panic_text(error.into_panic().as_ref())
     } else {
         error.to_string()
     };

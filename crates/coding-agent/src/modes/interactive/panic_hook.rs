@@ -68,12 +68,7 @@ pub(super) fn install(ui: ThreadId, restore: fn()) -> HookGuard {
             chained(info);
             return;
         }
-        let message = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "panic".to_owned());
+        let message = pi_agent_core::panic_text(info.payload());
         let place = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
