@@ -181,32 +181,13 @@ pub fn text_or_file(value: &str, cwd: &Path) -> String {
 
 /// The current date and time in UTC for the prompt, e.g. `2026-11-23 16:04:05 UTC`.
 pub fn now_text() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil_from_days(days as i64);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    utc_text(&crate::session_store::time::now_iso())
 }
 
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+/// `2026-11-23T16:04:05.123Z` → `2026-11-23 16:04:05 UTC`.
+fn utc_text(iso: &str) -> String {
+    let seconds = iso.split('.').next().unwrap_or(iso).trim_end_matches('Z');
+    format!("{} UTC", seconds.replacen('T', " ", 1))
 }
 
 #[cfg(test)]
@@ -215,9 +196,9 @@ mod tests {
 
     #[test]
     fn dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_415), (2025, 11, 23));
-        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+        assert_eq!(utc_text("2024-02-29T07:08:09.123Z"), "2024-02-29 07:08:09 UTC");
+        let now = now_text();
+        assert_eq!(now.len(), "2026-11-23 16:04:05 UTC".len(), "{now}");
     }
 
     #[test]
