@@ -101,7 +101,7 @@ fn read_file_argument(path: &str, cwd: &Path) -> Result<(String, Option<ContentB
             message: error.to_string(),
         },
     })?;
-    if let Some(mime) = image_mime(&bytes) {
+    if let Some(mime) = pi_tools::read::sniff_image(&bytes) {
         let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
         let image = ContentBlock::Image(ImageContent {
             data,
@@ -112,21 +112,6 @@ fn read_file_argument(path: &str, cwd: &Path) -> Result<(String, Option<ContentB
     let text = String::from_utf8_lossy(&bytes);
     let body = text.strip_suffix('\n').unwrap_or(&text);
     Ok((format!("<file name=\"{path}\">\n{body}\n</file>"), None))
-}
-
-/// The MIME type of an image by its magic bytes.
-fn image_mime(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(b"\xff\xd8\xff") {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]

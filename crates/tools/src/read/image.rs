@@ -7,8 +7,15 @@
 /// Bytes of the file's start needed to recognise every supported format.
 pub(crate) const SNIFF_BYTES: usize = 32;
 
-/// The image MIME type of a file starting with `head`, if it is a supported image.
-pub(crate) fn sniff_image(head: &[u8]) -> Option<&'static str> {
+/// The image MIME type of a file starting with `head` (PNG, JPEG, GIF, WebP, BMP), by its magic
+/// bytes; `None` for anything else. The first 32 bytes are enough.
+///
+/// ```
+/// use pi_tools::read::sniff_image;
+/// assert_eq!(sniff_image(b"GIF89a\x01\x00"), Some("image/gif"));
+/// assert_eq!(sniff_image(b"plain text"), None);
+/// ```
+pub fn sniff_image(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]) {
         return Some("image/png");
     }

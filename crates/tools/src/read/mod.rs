@@ -25,6 +25,8 @@
 //! ```
 
 mod image;
+
+pub use image::sniff_image;
 mod scan;
 
 use std::fs::File;
