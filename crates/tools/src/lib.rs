@@ -21,6 +21,7 @@ use pi_agent_core::AgentTool;
 
 pub mod atomic;
 pub mod bash;
+pub mod collector;
 pub mod edit;
 pub mod find;
 pub mod grep;

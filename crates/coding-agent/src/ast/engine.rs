@@ -1,7 +1,7 @@
 //! Parsing, matching and rewriting on ast-grep-core, over many files in parallel.
 //!
 //! Rules (pattern + template) are compiled once per call, sorted by pattern string. Files are read,
-//! parsed and matched on the worker pool of [`super::pool`], results kept by its [`FirstByPath`], so a
+//! parsed and matched on the worker pool of [`super::pool`], results kept by a [`FirstByPath`], so a
 //! capped result is the same on every run. A file that cannot be read, is not UTF-8 or whose syntax tree has error nodes
 //! becomes a parse issue and is skipped.
 
@@ -19,7 +19,9 @@ use ast_grep_language::{Language, SupportLang};
 use tokio_util::sync::CancellationToken;
 
 use super::files::display;
-use super::pool::{Aborted, FirstByPath, run_parallel};
+use pi_tools::collector::FirstByPath;
+
+use super::pool::{Aborted, run_parallel};
 
 /// A parsed file.
 type Root = AstGrep<StrDoc<SupportLang>>;
@@ -332,6 +334,7 @@ pub(crate) fn run_edit(
     })?;
     let mut files: Vec<FileEdits> = kept
         .finish()
+        .0
         .into_iter()
         .map(|(path, (source, changes))| FileEdits { path, source, changes })
         .collect();
@@ -494,7 +497,7 @@ pub(crate) fn run_search(
         }
     })?;
     Ok(SearchRun {
-        files: kept.finish(),
+        files: kept.finish().0,
         files_searched: searched.into_inner(),
         issues: sorted_issues(issues),
     })

@@ -33,7 +33,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::truncate::{TruncationOptions, format_size, truncate_head};
 use crate::{DEFAULT_MAX_BYTES, OPERATION_ABORTED, ToolEnv};
-use walk::{Collector, NO_LINE_LIMIT};
+use walk::NO_LINE_LIMIT;
+
+use crate::collector::FirstByPath;
 
 /// The description pi gives the model.
 const DESCRIPTION: &str = "Search for files by glob pattern. Returns matching file paths relative to the search \
@@ -138,7 +140,7 @@ fn search_with(
     cancel: &CancellationToken,
     sorted_entries: usize,
 ) -> (Vec<(PathBuf, bool)>, usize) {
-    let collector = Collector::new(limit);
+    let collector = FirstByPath::new(limit);
     let mut sorted = walk::walker(root, ".fdignore");
     sorted.sort_by_file_name(|a, b| a.cmp(b));
     let mut last: Option<PathBuf> = None;

@@ -2,7 +2,7 @@
 //!
 //! Each file is searched line by line (files with a NUL byte are skipped like rg does, unless the file was
 //! named explicitly); a file contributes at most `limit` matches, each with the text of the lines within
-//! `context` of it, and the [`Collector`] keeps the files that sort first, so the result is the first
+//! `context` of it, and the [`FirstByPath`] keeps the files that sort first, so the result is the first
 //! `limit` matches in path order, whichever thread found them. The walk starts in path order (so a frequent
 //! pattern is done after a few files) and hands the rest of a big tree to the parallel walker.
 
@@ -18,7 +18,8 @@ use ignore::overrides::{Override, OverrideBuilder};
 use tokio_util::sync::CancellationToken;
 
 use crate::GREP_MAX_LINE_LENGTH;
-use crate::find::walk::{self, Collector};
+use crate::collector::FirstByPath;
+use crate::find::walk;
 use crate::truncate::truncate_line;
 
 /// What the model asked to search for.
@@ -233,7 +234,7 @@ fn search_tree(
     cancel: &CancellationToken,
     sorted_files: usize,
 ) -> (Vec<(PathBuf, FileMatches)>, usize) {
-    let collector = Collector::new(query.limit);
+    let collector = FirstByPath::new(query.limit);
     let mut sorted = walk::walker(root, ".rgignore");
     sorted.sort_by_file_name(|a, b| a.cmp(b));
     if let Some(filter) = &filter {
