@@ -206,11 +206,13 @@ impl App {
         self.write(|store| store.append_session_info(name));
     }
 
-    /// The event custom tools get for `reason` (the session's entries and file).
+    /// The event custom tools get for `reason`: the entries of the current branch (from the root
+    /// to the leaf, pi's `getBranch()`, so entries of branches left by `/tree` are not in it) and
+    /// the session file.
     pub fn tool_session_event(&self, reason: SessionReason, previous: Option<PathBuf>) -> ToolSessionEvent {
         self.with_store(|store| ToolSessionEvent {
             reason,
-            entries: Arc::new(store.entries().to_vec()),
+            entries: Arc::new(store.path_to_leaf().into_iter().cloned().collect()),
             session_file: store.file().filter(|_| store.is_written()).map(Path::to_path_buf),
             previous_session_file: previous,
         })

@@ -24,10 +24,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use pi_agent_core::ToolExecutionMode;
+use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_tool_call};
+use pi_agent_core::{AgentMessage, ToolContext, ToolExecutionMode};
 use pi_ai::testing::{MockServer, Reply, openai};
+use pi_coding_agent::app::App;
 use pi_coding_agent::cli::{Args, Io, RunOptions, run_with};
-use pi_coding_agent::custom_tools::NamedFactory;
+use pi_coding_agent::custom_tools::{CustomTool, CustomTools, LoadedTool, NamedFactory, SessionReason, ToolKind};
+use pi_coding_agent::session::{AgentSession, SessionOptions};
+use pi_coding_agent::session_store::{EntryKind, SessionManager};
 use serde_json::{Value, json};
 
 /// How an example tool is built.
@@ -244,6 +248,109 @@ async fn todo_in_every_form() {
             "{form:?}"
         );
     }
+}
+
+/// The native todo in an [`App`] on the faux model, with the tool itself (to ask for its list).
+async fn native_todo_app(dir: &Path, faux: &FauxModel) -> (App, Arc<dyn CustomTool>) {
+    let options = SessionOptions::new(dir, faux.model())
+        .stream_fn(faux.stream_fn())
+        .tools(Vec::<String>::new());
+    let session = AgentSession::new(options).unwrap();
+    let tools = todo::factory().factory.create(&session.tool_api()).unwrap();
+    let loaded = CustomTools {
+        tools: tools
+            .iter()
+            .map(|tool| LoadedTool {
+                tool: tool.clone(),
+                origin: "native:todo".to_owned(),
+                path: None,
+                kind: ToolKind::Native,
+            })
+            .collect(),
+        errors: Vec::new(),
+    };
+    let (names, errors) = session.add_custom_tools(&loaded);
+    assert!(errors.is_empty(), "{errors:?}");
+    session.set_active_tools(names).unwrap();
+    let app = App::new(
+        session,
+        SessionManager::in_memory(dir),
+        Arc::new(pi_ai::ModelRegistry::builtin()),
+        None,
+        Arc::new(|_| {}),
+    );
+    app.notify_tools(SessionReason::Start, None).await;
+    (app, tools[0].clone())
+}
+
+fn todo_call(id: &str, args: Value) -> FauxResponse {
+    faux_assistant_message(vec![faux_tool_call(id, "todo", args)]).into()
+}
+
+async fn todo_list(tool: &Arc<dyn CustomTool>) -> String {
+    let result = tool
+        .execute("list", json!({"action": "list"}), ToolContext::detached())
+        .await
+        .unwrap();
+    result.content.iter().filter_map(|b| b.as_text()).collect()
+}
+
+/// The id of the first entry of the session file (branches left behind included) matching `find`.
+fn entry_id(app: &App, find: impl Fn(&AgentMessage) -> bool) -> String {
+    app.with_store(|store| {
+        store
+            .entries()
+            .iter()
+            .find(|e| matches!(&e.kind, EntryKind::Message(m) if find(m)))
+            .map(|e| e.id.clone())
+            .unwrap()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn native_todo_rebuilds_its_list_from_the_branch_tree_navigation_moves_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let (app, tool) = native_todo_app(dir.path(), &faux).await;
+    faux.set_responses([
+        todo_call("t1", json!({"action": "add", "text": "milk"})),
+        faux_assistant_text("added").into(),
+        todo_call("t2", json!({"action": "add", "text": "eggs"})),
+        todo_call("t3", json!({"action": "toggle", "id": 1})),
+        faux_assistant_text("added").into(),
+    ]);
+    app.session().prompt("add milk").await.unwrap();
+    app.session().prompt("add eggs, milk is done").await.unwrap();
+    assert_eq!(todo_list(&tool).await, "[x] #1: milk\n[ ] #2: eggs");
+
+    // `/tree` to the second prompt: the leaf goes back to just before it, in the same file, which
+    // still holds the results of `t2` and `t3`; the list is the one of that point.
+    let second_prompt = app.with_store(|store| {
+        let mut users = store
+            .entries()
+            .iter()
+            .filter(|e| matches!(e.kind, EntryKind::Message(AgentMessage::User(_))));
+        users.nth(1).map(|e| e.id.clone()).unwrap()
+    });
+    app.navigate(&second_prompt).await.unwrap();
+    assert_eq!(todo_list(&tool).await, "[ ] #1: milk");
+    let event = app.tool_session_event(SessionReason::Tree, None);
+    assert_eq!(event.result_details("todo").count(), 1, "only t1 is on the branch");
+
+    // A new branch from there, then `/tree` back onto the first branch's last result: the newest
+    // result in the file (`bread`) is on the branch left behind and plays no part.
+    faux.set_responses([
+        todo_call("t4", json!({"action": "add", "text": "bread"})),
+        faux_assistant_text("added").into(),
+    ]);
+    app.session().prompt("add bread").await.unwrap();
+    assert_eq!(todo_list(&tool).await, "[ ] #1: milk\n[ ] #2: bread");
+    let toggle = entry_id(
+        &app,
+        |m| matches!(m, AgentMessage::ToolResult(r) if r.tool_call_id == "t3"),
+    );
+    app.navigate(&toggle).await.unwrap();
+    assert_eq!(todo_list(&tool).await, "[x] #1: milk\n[ ] #2: eggs");
 }
 
 fn three_moves_then_play() -> Reply {

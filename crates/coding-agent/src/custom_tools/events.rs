@@ -49,7 +49,9 @@ impl SessionReason {
 pub struct ToolSessionEvent {
     /// Why.
     pub reason: SessionReason,
-    /// Every entry of the session file, in file order.
+    /// The entries of the current branch, from the root to the leaf (pi's
+    /// `sessionManager.getBranch()`): after `/tree` moved the leaf, entries of the branch left
+    /// behind are not here, although they stay in the session file.
     pub entries: Arc<Vec<SessionEntry>>,
     /// The session file (`None` with `--no-session` or before it is written).
     pub session_file: Option<PathBuf>,
@@ -68,8 +70,8 @@ impl ToolSessionEvent {
         }
     }
 
-    /// The `details` of this tool's results along the entries, oldest first — what a tool scans to
-    /// rebuild its state.
+    /// The `details` of this tool's results along the branch ([`Self::entries`]), oldest first —
+    /// what a tool scans to rebuild its state.
     ///
     /// ```
     /// use pi_coding_agent::custom_tools::{SessionReason, ToolSessionEvent};
