@@ -142,8 +142,9 @@ pub struct Prepared {
 /// What a program embedding `pi` adds to it or changes.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// Native custom-tool factories (loaded before every other custom tool, so those win a name
-    /// conflict).
+    /// Native custom-tool factories: the highest-priority custom tools (loaded after every other
+    /// one, `--tool` included, so they win a name conflict, as the tools of pi's SDK `customTools`
+    /// do).
     pub factories: Vec<NamedFactory>,
     /// The working directory (default: the process's).
     pub cwd: Option<PathBuf>,

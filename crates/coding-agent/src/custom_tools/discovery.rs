@@ -3,7 +3,10 @@
 //! 1. `~/.pi/agent/tools/*/` — global;
 //! 2. `.pi/tools/*/` — the project's;
 //! 3. `settings.json` `customTools` — configured paths (relative to the cwd, `~` expanded);
-//! 4. `--tool <path>` — the command line, highest.
+//! 4. `--tool <path>` — the command line, highest of the locations.
+//!
+//! MCP servers rank between `customTools` and `--tool`, and the native tools of a program embedding
+//! pi above all of them ([`super::loader::load_all`]).
 //!
 //! A tool location is a directory holding a `tool.json` manifest (a process tool, any language) or an
 //! `index.ts` / `index.js` (a pi TypeScript / JavaScript tool), or such a file itself.

@@ -95,8 +95,10 @@ pub fn resolve_conflicts(loaded: Vec<LoadedTool>, reserved: &[&str]) -> CustomTo
     }
 }
 
-/// Loads every source in priority order — native factories, `locations` (from
-/// [`super::discovery::discover`]), MCP servers — then resolves conflicts against `reserved`.
+/// Loads every source in priority order, lowest first — `locations` (from
+/// [`super::discovery::discover`]: global, project, `customTools`), MCP servers, the `--tool`
+/// locations, then the `native` factories (highest: like the tools of pi's SDK `customTools`, they
+/// override every other custom tool of the same name) — then resolves conflicts against `reserved`.
 pub async fn load_all(
     native: &[NamedFactory],
     locations: &[ToolLocation],
@@ -106,21 +108,6 @@ pub async fn load_all(
 ) -> CustomTools {
     let mut loaded = Vec::new();
     let mut errors = Vec::new();
-    for factory in native {
-        let origin = format!("native:{}", factory.name);
-        match factory.factory.create(api) {
-            Ok(tools) => loaded.extend(tools.into_iter().map(|tool| LoadedTool {
-                tool,
-                origin: origin.clone(),
-                path: None,
-                kind: ToolKind::Native,
-            })),
-            Err(error) => errors.push(LoadError {
-                origin,
-                error: format!("Failed to load tool: {error}"),
-            }),
-        }
-    }
     let mut cli_locations = Vec::new();
     for location in locations {
         if location.source == super::discovery::ToolSource::Cli {
@@ -143,6 +130,21 @@ pub async fn load_all(
     }
     for location in cli_locations {
         load_location(location, api, &mut loaded, &mut errors).await;
+    }
+    for factory in native {
+        let origin = format!("native:{}", factory.name);
+        match factory.factory.create(api) {
+            Ok(tools) => loaded.extend(tools.into_iter().map(|tool| LoadedTool {
+                tool,
+                origin: origin.clone(),
+                path: None,
+                kind: ToolKind::Native,
+            })),
+            Err(error) => errors.push(LoadError {
+                origin,
+                error: format!("Failed to load tool: {error}"),
+            }),
+        }
     }
     let mut resolved = resolve_conflicts(loaded, reserved);
     errors.append(&mut resolved.errors);
@@ -186,6 +188,7 @@ async fn load_location(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::custom_tools::discovery::ToolSource;
     use crate::custom_tools::plain;
     use pi_agent_core::{FnTool, ToolResult};
     use serde_json::json;
@@ -202,6 +205,55 @@ mod tests {
             path: None,
             kind: ToolKind::Native,
         }
+    }
+
+    /// A `hello` process tool (the example's script) in `dir/<name>`, from `source`.
+    fn hello_location(dir: &std::path::Path, name: &str, source: ToolSource) -> ToolLocation {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/custom-tools/hello/tool.py");
+        let path = dir.join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        let manifest = json!({"command": "python3", "args": [script]});
+        std::fs::write(path.join("tool.json"), manifest.to_string()).unwrap();
+        ToolLocation { path, source }
+    }
+
+    fn kept(resolved: &CustomTools) -> Vec<(&str, &str)> {
+        resolved
+            .tools
+            .iter()
+            .map(|t| (t.tool.name(), t.origin.as_str()))
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn native_tools_beat_cli_tools_which_beat_tool_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        // `--tool` first in the list: its rank comes from its source, not its place.
+        let cli = hello_location(dir.path(), "cli", ToolSource::Cli);
+        let global = hello_location(dir.path(), "global", ToolSource::Global);
+        let project = hello_location(dir.path(), "project", ToolSource::Project);
+        let settings = hello_location(dir.path(), "settings", ToolSource::Settings);
+        let locations = [cli.clone(), global, project, settings];
+        let origin = |location: &ToolLocation| location.path.display().to_string();
+        let api = ToolApi::new(dir.path());
+        let no_mcp = BTreeMap::new();
+
+        let resolved = load_all(&[], &locations, &no_mcp, &api, &[]).await;
+        assert_eq!(resolved.errors, []);
+        assert_eq!(kept(&resolved), [("hello", origin(&cli).as_str())]);
+
+        let native = NamedFactory::new("mine", |_api: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, String> {
+            Ok(vec![tool("hello", "native").tool])
+        });
+        let resolved = load_all(&[native], &locations, &no_mcp, &api, &[]).await;
+        assert_eq!(resolved.errors, []);
+        assert_eq!(kept(&resolved), [("hello", "native:mine")]);
+        let result = resolved.tools[0]
+            .tool
+            .execute("c1", json!({}), pi_agent_core::ToolContext::detached())
+            .await
+            .unwrap();
+        assert_eq!(result.content[0].as_text(), Some("native"));
     }
 
     #[test]

@@ -11,8 +11,8 @@
 //! 4. **MCP servers** from `settings.json` `mcpServers` (`mcp`).
 //!
 //! [`discovery`] finds the tool directories (`~/.pi/agent/tools/*/`, `.pi/tools/*/`, `customTools`,
-//! `--tool`), [`loader`] loads them, resolves name conflicts (later sources win, built-in names are
-//! reserved) and collects every load error without stopping.
+//! `--tool`), [`loader`] loads them, resolves name conflicts (later sources win, native tools
+//! highest; built-in names are reserved) and collects every load error without stopping.
 
 pub mod api;
 pub mod discovery;
