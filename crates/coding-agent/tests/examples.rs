@@ -2,7 +2,8 @@
 //! OpenAI-compatible server on 127.0.0.1), in each of their forms: native Rust (the `pi` command
 //! run in-process with the example factories, exactly as `examples/pi_native_tools.rs` runs it), a
 //! process speaking the stdio protocol (`tool.json`), and pi's TypeScript (`index.ts`, through the
-//! Node host; skipped with a printed reason when no Node ≥ 22.6 is installed — `.ci/run` installs one).
+//! Node host; skipped with a printed reason when no Node ≥ 22.6 is installed, unless
+//! `PI_REQUIRE_NODE` is set — `.ci/run` installs one and sets it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -29,6 +30,7 @@ use pi_agent_core::{AgentMessage, ToolContext, ToolExecutionMode};
 use pi_ai::testing::{MockServer, Reply, openai};
 use pi_coding_agent::app::App;
 use pi_coding_agent::cli::{Args, Io, RunOptions, run_with};
+use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};
 use pi_coding_agent::custom_tools::{CustomTool, CustomTools, LoadedTool, NamedFactory, SessionReason, ToolKind};
 use pi_coding_agent::session::{AgentSession, SessionOptions};
 use pi_coding_agent::session_store::{EntryKind, SessionManager};
@@ -48,24 +50,68 @@ fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/custom-tools")
 }
 
-/// A Node new enough for TypeScript tools, or why not.
-fn node_for_typescript() -> Result<(), String> {
-    let node = std::env::var("PI_NODE").unwrap_or_else(|_| "node".to_owned());
-    let output = Command::new(&node)
-        .arg("--version")
-        .output()
-        .map_err(|_| format!("no `{node}` on PATH"))?;
-    let version = String::from_utf8_lossy(&output.stdout)
-        .trim()
-        .trim_start_matches('v')
-        .to_owned();
-    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    if (major, minor) >= (22, 6) {
-        Ok(())
-    } else {
-        Err(format!("node {version} is older than 22.6"))
+/// Reads an environment variable (the process's, or a fixed map in the tests of [`skip_in`]).
+type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+fn system_env() -> Env {
+    Arc::new(|name: &str| std::env::var(name).ok())
+}
+
+/// Whether the `node` pi would run (`PI_NODE`, else `node` on `PATH`, read through `env`) can run
+/// the TypeScript examples, or why not — with the checks `pi` itself makes.
+async fn node_for_typescript(env: Env) -> Result<(), String> {
+    let entry = examples_dir().join("hello").join("index.ts");
+    let (lookup, path) = (env.clone(), entry.clone());
+    let node = tokio::task::spawn_blocking(move || find_node(&*lookup, &path))
+        .await
+        .unwrap()?;
+    let version = node_version(&node).await?;
+    check_version(version, &node, &entry)
+}
+
+/// Whether to skip `form` here: the TypeScript form without a Node new enough (printing why) —
+/// unless `PI_REQUIRE_NODE` is set in `env` (`.ci/run` sets it), which fails the test instead.
+async fn skip_in(form: Form, env: Env) -> bool {
+    if form != Form::TypeScript {
+        return false;
     }
+    match node_for_typescript(env.clone()).await {
+        Ok(()) => false,
+        Err(why) => {
+            assert!(
+                env("PI_REQUIRE_NODE").is_none(),
+                "PI_REQUIRE_NODE is set, but the TypeScript form cannot run: {why}"
+            );
+            println!("skipped: TypeScript form ({why})");
+            true
+        }
+    }
+}
+
+async fn skip(form: Form) -> bool {
+    skip_in(form, system_env()).await
+}
+
+/// `env` holding `pairs` only.
+fn env_of(pairs: &[(&str, &str)]) -> Env {
+    let map: std::collections::HashMap<String, String> =
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    Arc::new(move |name: &str| map.get(name).cloned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_node_the_typescript_form_is_skipped_unless_node_is_required() {
+    let missing = [("PATH", ""), ("PI_NODE", "/nonexistent/node")];
+    assert!(!skip_in(Form::Native, env_of(&missing)).await);
+    assert!(skip_in(Form::TypeScript, env_of(&missing)).await);
+    let required = env_of(&[missing[0], missing[1], ("PI_REQUIRE_NODE", "1")]);
+    let failed = tokio::spawn(skip_in(Form::TypeScript, required)).await.unwrap_err();
+    let message = failed.into_panic();
+    let message = message.downcast_ref::<String>().unwrap();
+    assert!(
+        message.starts_with("PI_REQUIRE_NODE is set, but the TypeScript form cannot run: PI_NODE=/nonexistent/node"),
+        "{message}"
+    );
 }
 
 struct Run {
@@ -182,20 +228,10 @@ fn tool_results(request: &Value) -> Vec<String> {
         .collect()
 }
 
-fn skip(form: Form) -> bool {
-    if form == Form::TypeScript
-        && let Err(reason) = node_for_typescript()
-    {
-        println!("skipped: TypeScript form ({reason})");
-        return true;
-    }
-    false
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn hello_in_every_form() {
     for form in FORMS {
-        if skip(form) {
+        if skip(form).await {
             continue;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -222,7 +258,7 @@ async fn hello_in_every_form() {
 #[tokio::test(flavor = "multi_thread")]
 async fn todo_in_every_form() {
     for form in FORMS {
-        if skip(form) {
+        if skip(form).await {
             continue;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -365,7 +401,7 @@ fn three_moves_then_play() -> Reply {
 #[tokio::test(flavor = "multi_thread")]
 async fn tic_tac_toe_plays_on_the_intended_cell_only_when_sequential() {
     for form in FORMS {
-        if skip(form) {
+        if skip(form).await {
             continue;
         }
         for (mode, expected) in [
@@ -394,7 +430,7 @@ async fn tic_tac_toe_plays_on_the_intended_cell_only_when_sequential() {
 #[tokio::test(flavor = "multi_thread")]
 async fn batch_rename_preview_applies_only_through_resolve_in_every_form() {
     for form in FORMS {
-        if skip(form) {
+        if skip(form).await {
             continue;
         }
         for action in ["apply", "discard"] {

@@ -1,7 +1,8 @@
 //! Tests of the Node host: the command construction and version logic of `node::load`, and
 //! `host.mjs` itself driven over pipes with hand-written JSON-RPC lines. A test that needs `node`
-//! (22.6 or newer for TypeScript) prints `skipped: <why>` and returns when there is none;
-//! `.ci/run` provides one (`PI_NODE`).
+//! (22.6 or newer for TypeScript) prints `skipped: <why>` and returns when there is none, unless
+//! `PI_REQUIRE_NODE` is set: then a missing or too old `node` fails it. `.ci/run` provides one
+//! (`PI_NODE`) and sets `PI_REQUIRE_NODE`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -363,6 +364,59 @@ fn example(name: &str) -> PathBuf {
         .join("index.ts")
 }
 
+/// Set (to anything): a test that needs `node` fails instead of skipping when there is none.
+const REQUIRE_NODE: &str = "PI_REQUIRE_NODE";
+
+/// Skips a test that needs `node` (printing `skipped: <why>`), or fails it when `env` has
+/// [`REQUIRE_NODE`].
+fn skip_or_fail(env: &dyn Fn(&str) -> Option<String>, why: &str) {
+    assert!(env(REQUIRE_NODE).is_none(), "{REQUIRE_NODE} is set, but {why}");
+    println!("skipped: {why}");
+}
+
+/// The `node` that runs `entry` and its version, found through `env` as pi finds it; `None` after
+/// [`skip_or_fail`] when there is none or it is too old.
+async fn node_for(env: &dyn Fn(&str) -> Option<String>, entry: &Path) -> Option<(PathBuf, NodeVersion)> {
+    let found = async {
+        let node = find_node(env, entry)?;
+        let version = node_version(&node).await?;
+        check_version(version, &node, entry)?;
+        Ok::<_, String>((node, version))
+    };
+    match found.await {
+        Ok(found) => Some(found),
+        Err(why) => {
+            skip_or_fail(env, &why);
+            None
+        }
+    }
+}
+
+#[tokio::test]
+async fn without_pi_require_node_a_missing_node_skips_the_test() {
+    let env = env_of(&[("PATH", ""), ("PI_NODE", "/nonexistent/node")]);
+    assert_eq!(node_for(&env, &fixture("probe.mjs")).await, None);
+}
+
+#[tokio::test]
+#[should_panic(expected = "PI_REQUIRE_NODE is set, but PI_NODE=/nonexistent/node is not a program pi can run")]
+async fn with_pi_require_node_a_missing_node_fails_the_test() {
+    let env = env_of(&[("PATH", ""), ("PI_NODE", "/nonexistent/node"), (REQUIRE_NODE, "1")]);
+    node_for(&env, &fixture("probe.mjs")).await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+#[should_panic(expected = "PI_REQUIRE_NODE is set, but")]
+async fn with_pi_require_node_a_too_old_node_fails_the_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = write_program(dir.path(), "node", "#!/bin/sh\necho v20.20.2\n");
+    let old = old.display().to_string();
+    let env = env_of(&[("PATH", ""), ("PI_NODE", &old), (REQUIRE_NODE, "1")]);
+    // TypeScript needs Node.js 22.6.
+    node_for(&env, &example("hello")).await;
+}
+
 /// A running host.
 struct Host {
     child: Child,
@@ -374,27 +428,10 @@ struct Host {
 
 impl Host {
     /// Starts the host on `entry` with the command `prepare` builds (the system's `node`, or
-    /// `PI_NODE`), plus `env`; `None` (after printing why) when that `node` cannot run `entry`.
+    /// `PI_NODE`), plus `env`; `None` (after [`skip_or_fail`]) when that `node` cannot run `entry`.
     async fn start(entry: &Path, env: &[(&str, &str)]) -> Option<Host> {
         let system = |name: &str| std::env::var(name).ok();
-        let node = match find_node(&system, entry) {
-            Ok(node) => node,
-            Err(why) => {
-                println!("skipped: {why}");
-                return None;
-            }
-        };
-        let version = match node_version(&node).await {
-            Ok(version) => version,
-            Err(why) => {
-                println!("skipped: {why}");
-                return None;
-            }
-        };
-        if let Err(why) = check_version(version, &node, entry) {
-            println!("skipped: {why}");
-            return None;
-        }
+        node_for(&system, entry).await?;
         let cache = std::env::temp_dir().join("pi-node-host-tests").display().to_string();
         let lookup = move |name: &str| {
             if name == "XDG_CACHE_HOME" {
@@ -940,11 +977,10 @@ async fn javascript_modules_of_every_kind_load() {
 async fn commonjs_require_of_pi_packages_needs_register_hooks() {
     let system = |name: &str| std::env::var(name).ok();
     let entry = fixture("commonjs-require.cjs");
-    let Ok(node) = find_node(&system, &entry) else {
-        println!("skipped: no node");
+    let Some((node, version)) = node_for(&system, &entry).await else {
         return;
     };
-    let version = node_version(&node).await.unwrap();
+    // Beyond what PI_REQUIRE_NODE asks for (the 22.6 of TypeScript tools): a skip even then.
     if version < NodeVersion::new(22, 15, 0) {
         println!(
             "skipped: require() of pi's packages needs Node.js 22.15 or newer (module.registerHooks); {} is {version}",
