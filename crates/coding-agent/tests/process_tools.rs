@@ -106,7 +106,7 @@ async fn an_aborted_call_returns_at_once_and_the_process_is_told() {
     let (ctx, updates, cancel) = context();
     let tool = tools.get("wait_cancel");
     let call = tokio::spawn(async move { tool.execute("w1", json!({}), ctx).await });
-    until(|| !updates.lock().unwrap().is_empty()).await;
+    until("the first update", || !updates.lock().unwrap().is_empty()).await;
     cancel.cancel();
     let error = call.await.unwrap().unwrap_err();
     assert_eq!(error.message(), "Operation aborted");
@@ -124,7 +124,7 @@ async fn an_aborted_call_kills_the_command_it_runs_through_exec() {
     let tool = tools.get("exec_sleep");
     let args = json!({"marker": marker});
     let call = tokio::spawn(async move { tool.execute("e1", args, ctx).await });
-    until(|| marker.exists()).await;
+    until("the command's marker file", || marker.exists()).await;
     cancel.cancel();
     assert_eq!(call.await.unwrap().unwrap_err().message(), "Operation aborted");
     let log = tools.call("log", json!({"min": 1})).await.unwrap();
@@ -142,7 +142,7 @@ async fn a_crash_fails_every_call_in_flight_then_the_next_call_restarts_the_proc
     let (ctx, updates, _) = context();
     let waiting = tools.get("wait_cancel");
     let in_flight = tokio::spawn(async move { waiting.execute("w1", json!({}), ctx).await });
-    until(|| !updates.lock().unwrap().is_empty()).await;
+    until("the first update", || !updates.lock().unwrap().is_empty()).await;
 
     let error = tools
         .call("crash", json!({"message": "RuntimeError: disk on fire"}))

@@ -128,11 +128,37 @@ pub(crate) fn text(result: &ToolResult) -> String {
     result.content.iter().filter_map(|b| b.as_text()).collect()
 }
 
-/// Waits (without a time limit of its own) until `ready` holds.
-pub(crate) async fn until(mut ready: impl FnMut() -> bool) {
+/// How long [`until`] waits before it fails the test.
+pub(crate) const UNTIL_LIMIT: Duration = Duration::from_secs(10);
+
+/// Waits until `ready` holds, checking every 10 ms; panics naming `what` after [`UNTIL_LIMIT`], so
+/// that a regression fails its test instead of hanging the suite.
+pub(crate) async fn until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + UNTIL_LIMIT;
     while !ready() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {} s waiting for {what}",
+            UNTIL_LIMIT.as_secs()
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+// The clock is paused: the 10 s pass at once.
+#[tokio::test(start_paused = true)]
+async fn until_fails_after_its_time_limit_instead_of_hanging() {
+    let start = tokio::time::Instant::now();
+    let waiting = tokio::spawn(until("nothing", || false));
+    let outcome = tokio::time::timeout(Duration::from_secs(60), waiting)
+        .await
+        .expect("until still waiting after 60 s");
+    let panic = outcome.unwrap_err().into_panic();
+    assert_eq!(
+        panic.downcast_ref::<String>().map(String::as_str),
+        Some("timed out after 10 s waiting for nothing")
+    );
+    assert!(start.elapsed() >= UNTIL_LIMIT);
 }
 
 /// A user interface with fixed answers that records notifications.
