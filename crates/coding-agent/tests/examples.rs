@@ -26,14 +26,20 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_tool_call};
-use pi_agent_core::{AgentMessage, ToolContext, ToolExecutionMode};
+use pi_agent_core::{AgentMessage, ToolContext, ToolExecutionMode, ToolResult};
 use pi_ai::testing::{MockServer, Reply, openai};
 use pi_coding_agent::app::App;
 use pi_coding_agent::cli::{Args, Io, RunOptions, run_with};
 use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};
-use pi_coding_agent::custom_tools::{CustomTool, CustomTools, LoadedTool, NamedFactory, SessionReason, ToolKind};
+use pi_coding_agent::custom_tools::{
+    CustomTool, CustomTools, LoadedTool, NamedFactory, SessionReason, ToolApi, ToolKind,
+};
+use pi_coding_agent::modes::interactive::render::{RenderContext, Renderers, render_tool};
+use pi_coding_agent::modes::interactive::transcript::ToolBlock;
 use pi_coding_agent::session::{AgentSession, SessionOptions};
 use pi_coding_agent::session_store::{EntryKind, SessionManager};
+use pi_tui::Theme;
+use pi_tui::testing::plain;
 use serde_json::{Value, json};
 
 /// How an example tool is built.
@@ -425,6 +431,47 @@ async fn tic_tac_toe_plays_on_the_intended_cell_only_when_sequential() {
             assert!(results[3].starts_with(expected), "{form:?} {mode}: {results:?}");
         }
     }
+}
+
+/// The native tic-tac-toe's block for `result` (an error or not) in the interactive mode, as text.
+fn tic_tac_toe_block(result: ToolResult, is_error: bool) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = tic_tac_toe::factory()
+        .factory
+        .create(&ToolApi::new(dir.path()))
+        .unwrap();
+    let renderers: Renderers = tools.into_iter().map(|t| (t.name().to_owned(), t)).collect();
+    let block = ToolBlock {
+        call_id: "p1".into(),
+        name: "tic_tac_toe".into(),
+        args: json!({"action": "play"}),
+        args_complete: true,
+        partial: None,
+        result: Some(result),
+        is_error,
+        started: None,
+        elapsed: None,
+    };
+    let theme = Theme::indexed();
+    let context = RenderContext {
+        theme: &theme,
+        expanded: false,
+        renderers: &renderers,
+    };
+    plain(&render_tool(&block, context, 100))
+}
+
+#[test]
+fn native_tic_tac_toe_draws_a_cross_for_an_error_and_a_tick_for_a_success() {
+    let error = tic_tac_toe_block(
+        ToolResult::text("Cell (0, 0) is already X. Move to an empty cell and retry play."),
+        true,
+    );
+    assert!(error.contains("✗ Cell (0, 0) is already X."), "{error}");
+    assert!(!error.contains('✓'), "{error}");
+    let success = tic_tac_toe_block(ToolResult::text("Placed O at (1, 1)."), false);
+    assert!(success.contains("✓ Placed O at (1, 1)."), "{success}");
+    assert!(!success.contains('✗'), "{success}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -218,7 +218,7 @@ impl CustomTool for Play {
         ])])
     }
 
-    /// ✓ / ✗ and the text; the board when expanded.
+    /// ✓ and the text, or ✗ and the error; the board when expanded.
     fn render_result(
         &self,
         result: &ToolResult,
@@ -226,10 +226,12 @@ impl CustomTool for Play {
         theme: &pi_tui::Theme,
     ) -> Option<Vec<pi_tui::Line>> {
         let text: String = result.content.iter().filter_map(|b| b.as_text()).collect();
-        let mut lines = vec![pi_tui::Line::from(vec![
-            theme.fg(pi_tui::Slot::Success, "✓ "),
-            theme.fg(pi_tui::Slot::Muted, text),
-        ])];
+        let mark = if options.is_error {
+            theme.fg(pi_tui::Slot::Error, "✗ ")
+        } else {
+            theme.fg(pi_tui::Slot::Success, "✓ ")
+        };
+        let mut lines = vec![pi_tui::Line::from(vec![mark, theme.fg(pi_tui::Slot::Muted, text)])];
         if options.expanded
             && let Ok(game) = serde_json::from_value::<Game>(result.details.clone())
         {

@@ -43,6 +43,9 @@ pub struct RenderResultOptions {
     pub expanded: bool,
     /// A streamed partial result, not the final one.
     pub is_partial: bool,
+    /// The call failed: `result` is the error the model read (pi's render context `isError`);
+    /// always `false` for a partial result.
+    pub is_error: bool,
 }
 
 /// A custom tool: an [`AgentTool`] that may also follow the session (pi's `onSession`) and draw

@@ -165,6 +165,7 @@ pub fn render_tool(block: &ToolBlock, context: RenderContext<'_>, width: u16) ->
             let options = RenderResultOptions {
                 expanded: context.expanded,
                 is_partial: block.result.is_none(),
+                is_error: block.result.is_some() && block.is_error,
             };
             guarded(|| tool.render_result(result, options, theme))
         })
