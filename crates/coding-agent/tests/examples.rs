@@ -445,7 +445,6 @@ fn tic_tac_toe_block(result: ToolResult, is_error: bool) -> String {
         call_id: "p1".into(),
         name: "tic_tac_toe".into(),
         args: json!({"action": "play"}),
-        args_complete: true,
         partial: None,
         result: Some(result),
         is_error,
