@@ -164,6 +164,23 @@ async fn an_is_error_result_fails_the_call_with_the_servers_text() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_call_without_an_answer_times_out_and_the_server_keeps_working() {
+    let (dir, mut config) = server("normal");
+    config.timeout = Some(300);
+    let tools = load(dir.path(), &config).await;
+    let error = within("the time limit", call(&tools, "test_slow", json!({})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.message(),
+        "MCP tool \"slow\" of server \"test\" timed out after 0.3 s"
+    );
+    let echoed = call(&tools, "test_echo", json!({"text": "still here"})).await.unwrap();
+    assert_eq!(texts(&echoed), ["still here"]);
+    shutdown(&tools).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_aborted_call_answers_at_once_and_tells_the_server() {
     let (dir, config) = server("normal");
     let tools = load(dir.path(), &config).await;

@@ -134,6 +134,10 @@ pub struct McpServerConfig {
     /// Working directory (default: the session's).
     #[serde(default)]
     pub cwd: Option<String>,
+    /// How long one tool call may wait for its answer, in milliseconds (default 300000, as for
+    /// process tools); the call then fails and the server is told it was cancelled.
+    #[serde(default)]
+    pub timeout: Option<u64>,
 }
 
 /// A thinking level by pi's name (`off`, `minimal`, `low`, `medium`, `high`, `xhigh`, `max`).

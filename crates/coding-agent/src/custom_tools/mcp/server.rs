@@ -206,6 +206,7 @@ pub(super) struct Link {
 pub(super) struct McpServer {
     name: String,
     launch: Launch,
+    call_timeout: std::time::Duration,
     state: tokio::sync::Mutex<State>,
     progress: ProgressSinks,
 }
@@ -216,6 +217,10 @@ impl McpServer {
         McpServer {
             name: name.to_owned(),
             launch: Launch::new(config, session_cwd),
+            call_timeout: config.timeout.map_or(
+                crate::custom_tools::process::DEFAULT_TIMEOUT,
+                std::time::Duration::from_millis,
+            ),
             state: tokio::sync::Mutex::new(State::default()),
             progress: Arc::default(),
         }
@@ -224,6 +229,11 @@ impl McpServer {
     /// The server's name in `settings.json`.
     pub(super) fn name(&self) -> &str {
         &self.name
+    }
+
+    /// How long one tool call may wait for its answer.
+    pub(super) fn call_timeout(&self) -> std::time::Duration {
+        self.call_timeout
     }
 
     /// The live connection, starting (or restarting) the server when it has none or its

@@ -158,16 +158,30 @@ impl McpTool {
         let _progress = self
             .server
             .route_progress(handle.progress_token.clone(), ctx.updates.clone());
+        let timeout = self.server.call_timeout();
+        // Tells the server the call is over, without making the caller wait for it.
+        let cancel_on_server = |reason: String| {
+            let peer = link.peer.clone();
+            let notice = CancelledNotificationParam::new(Some(id.clone()), Some(reason));
+            tokio::spawn(async move {
+                let _ = peer.notify_cancelled(notice).await;
+            });
+        };
         tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => {
-                // Tell the server without making the abort wait for it.
-                let peer = link.peer.clone();
-                tokio::spawn(async move {
-                    let notice = CancelledNotificationParam::new(Some(id), Some(OPERATION_ABORTED.to_owned()));
-                    let _ = peer.notify_cancelled(notice).await;
-                });
+                cancel_on_server(OPERATION_ABORTED.to_owned());
                 Err(Self::aborted())
+            }
+            () = tokio::time::sleep(timeout) => {
+                let message = format!(
+                    "MCP tool \"{}\" of server \"{}\" timed out after {} s",
+                    self.remote,
+                    self.server.name(),
+                    crate::custom_tools::process::seconds(timeout)
+                );
+                cancel_on_server(message.clone());
+                Err(ToolError::new(message))
             }
             response = handle.await_response() => match response {
                 Ok(result) => {

@@ -27,6 +27,8 @@ mod handlers;
 mod host;
 mod manifest;
 mod protocol;
+
+pub(crate) use protocol::seconds;
 mod tool;
 
 use std::collections::BTreeMap;
