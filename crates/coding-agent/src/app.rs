@@ -153,26 +153,24 @@ impl App {
         self.with_store(|store| serde_json::to_value(store.header()).unwrap_or(Value::Null))
     }
 
-    /// Loads the file's context into the agent: its messages, and its model and thinking level
-    /// unless `keep_model` (the user chose them on the command line).
-    pub fn restore(&self, keep_model: bool) {
+    /// Loads the file's context into the agent: its messages, its model unless `keep_model`, and
+    /// its thinking level unless `keep_thinking` (what the user chose on the command line wins).
+    /// The thinking level is off for a model that cannot reason, whichever way it was chosen.
+    pub fn restore(&self, keep_model: bool, keep_thinking: bool) {
         let context = self.with_store(|store| store.build_context());
         let agent = self.inner.session.agent();
         agent.set_messages(context.messages);
-        if keep_model {
-            return;
-        }
-        if let Some((provider, id)) = &context.model
+        if !keep_model
+            && let Some((provider, id)) = &context.model
             && let Some(model) = self.inner.registry.find(provider, id)
         {
             agent.set_model(model.clone());
         }
-        if let Some(level) = context.thinking_level.as_deref().and_then(parse_thinking_level) {
-            agent.set_thinking_level(if agent.model().reasoning {
-                level
-            } else {
-                ThinkingLevel::Off
-            });
+        if !keep_thinking && let Some(level) = context.thinking_level.as_deref().and_then(parse_thinking_level) {
+            agent.set_thinking_level(level);
+        }
+        if !agent.model().reasoning {
+            agent.set_thinking_level(ThinkingLevel::Off);
         }
     }
 
@@ -246,7 +244,7 @@ impl App {
         self.drop_pending();
         let previous = self.session_file();
         *lock(&self.inner.store) = store;
-        self.restore(false);
+        self.restore(false, false);
         self.notify_tools(SessionReason::Switch, previous).await;
         Ok(warnings)
     }
@@ -288,7 +286,7 @@ impl App {
         });
         let forked = forked.map_err(|e| e.to_string())?;
         *lock(&self.inner.store) = forked;
-        self.restore(true);
+        self.restore(true, true);
         self.notify_tools(SessionReason::Branch, previous).await;
         Ok(text)
     }
@@ -317,7 +315,7 @@ impl App {
                 Ok(())
             }
         })?;
-        self.restore(true);
+        self.restore(true, true);
         self.notify_tools(SessionReason::Tree, None).await;
         Ok(text)
     }

@@ -451,6 +451,34 @@ async fn a_pi_models_json_works_unchanged_with_provider_and_model_flags() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_thinking_flag_beats_the_level_recorded_in_a_continued_session() {
+    let server = MockServer::start(vec![openai::text("Thought about it.")]).await;
+    let sandbox = Sandbox::new(None);
+    let models = json!({"providers": {"mock": {
+        "baseUrl": server.url("/v1"), "api": "openai-completions", "apiKey": "mock-key",
+        "models": [{"id": "thinker", "reasoning": true}]
+    }}});
+    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).unwrap();
+    let session = sandbox.project.join("earlier.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "5d1c2b3a-0000-4000-8000-000000000001",
+               "timestamp": "2026-11-01T10:00:00.000Z", "cwd": sandbox.project}),
+        json!({"type": "model_change", "id": "a0000001", "parentId": null,
+               "timestamp": "2026-11-01T10:00:01.000Z", "provider": "mock", "modelId": "thinker"}),
+        json!({"type": "thinking_level_change", "id": "a0000002", "parentId": "a0000001",
+               "timestamp": "2026-11-01T10:00:02.000Z", "thinkingLevel": "high"}),
+    ];
+    let text_lines: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&session, text_lines.join("\n") + "\n").unwrap();
+    let path = session.to_string_lossy().into_owned();
+    let output = sandbox
+        .run(&["-p", "--session", &path, "--thinking", "low", "Think a little"])
+        .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(server.requests()[0].json()["reasoning_effort"], "low");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn sigterm_stops_the_run_cleanly_and_a_second_one_or_an_idle_one_exits() {
     let slow = openai::text("A slow answer that takes its time to stream, chunk after chunk after chunk.")
         .paced(std::time::Duration::from_millis(300));

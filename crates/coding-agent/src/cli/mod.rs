@@ -432,7 +432,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     let (store, restored) = open_store(args, &cwd, &root, io).await?;
     let app = App::new(session, store, registry, (!args.no_session).then_some(root), warn);
     if restored {
-        app.restore(args.model.is_some() || args.provider.is_some());
+        app.restore(args.model.is_some() || args.provider.is_some(), args.thinking.is_some());
     }
     Ok(Some(Prepared {
         app,
