@@ -37,15 +37,20 @@ impl Tmux {
     }
 
     fn wait_for(&self, needle: &str, timeout: Duration) -> String {
+        self.wait_until(&format!("{needle:?}"), timeout, |pane| pane.contains(needle))
+    }
+
+    /// Captures the pane until `ready` holds for it.
+    fn wait_until(&self, what: &str, timeout: Duration, ready: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let pane = self.capture();
-            if pane.contains(needle) {
+            if ready(&pane) {
                 return pane;
             }
             assert!(
                 start.elapsed() < timeout,
-                "timed out waiting for {needle:?}; the pane:\n{pane}"
+                "timed out waiting for {what}; the pane:\n{pane}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -108,7 +113,10 @@ fn pi_answers_a_typed_prompt_in_a_real_terminal() {
     tmux.wait_for("Send any message", Duration::from_secs(30));
     tmux.send(&["-l", "hello from tmux"]);
     tmux.send(&["Enter"]);
-    let pane = tmux.wait_for("Done: the typo is fixed", Duration::from_secs(60));
+    // The answer is complete once its last words are there and the loader is gone.
+    let pane = tmux.wait_until("the end of the run", Duration::from_secs(60), |pane| {
+        pane.contains("Done: the typo is fixed") && !pane.contains("Working…")
+    });
     for expected in [
         "hello from tmux",
         "read src/greet.ts",
@@ -121,9 +129,12 @@ fn pi_answers_a_typed_prompt_in_a_real_terminal() {
     ] {
         assert!(pane.contains(expected), "missing {expected:?} in the pane:\n{pane}");
     }
-    // Each finished block is in the scrollback exactly once.
+    // Each finished block is in the scrollback exactly once, and no earlier frame of the live
+    // region (a second footer, a stale loader) was left behind.
     assert_eq!(pane.matches("✓ Accept:").count(), 1, "{pane}");
     assert_eq!(pane.matches("hello from tmux").count(), 1, "{pane}");
+    assert_eq!(pane.matches("faux/faux-1").count(), 1, "one footer:\n{pane}");
+    assert_eq!(pane.matches("Done: the typo is fixed").count(), 1, "{pane}");
 
     tmux.send(&["-l", "/quit"]);
     tmux.send(&["Enter"]);
