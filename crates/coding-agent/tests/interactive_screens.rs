@@ -293,6 +293,25 @@ fn resolve_block(action: &str, label: &str, reason: &str, text: &str, is_error: 
 }
 
 #[test]
+fn bash_shows_its_last_five_rows_as_drawn_not_its_last_five_lines() {
+    let mut long = block("b", "bash", json!({"command": "cat long.txt"}));
+    let text = format!("first\n{}\nlast", "word ".repeat(30).trim_end());
+    long.result = Some(ToolResult::text(text));
+    let theme = theme();
+    let renderers = Renderers::new();
+    let context = RenderContext {
+        theme: &theme,
+        expanded: false,
+        renderers: &renderers,
+    };
+    let shown = plain(&render_tool(&long, context, 40));
+    // 40 columns: the 149-character line takes four rows; with `last` that is five.
+    assert!(shown.contains("... (2 earlier lines, ctrl+o to"), "{shown}");
+    assert!(!shown.contains("first"), "{shown}");
+    assert!(shown.contains("last"), "{shown}");
+}
+
+#[test]
 fn each_resolve_verb() {
     let renderers = Renderers::new();
     let accept = resolve_block(

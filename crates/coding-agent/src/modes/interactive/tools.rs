@@ -63,13 +63,22 @@ fn capped(text: &str, limit: usize, options: RenderOptions<'_>, slot: Slot) -> V
     out
 }
 
-/// The last `limit` lines of `text` (all when expanded), with pi's bash hint.
+/// The last `limit` rows of `text` as drawn at the body's width (pi counts visual lines, so one
+/// long line does not fill the block), all when expanded, with pi's bash hint.
 fn tail(text: &str, limit: usize, options: RenderOptions<'_>) -> Vec<Line> {
-    let lines: Vec<&str> = text.lines().collect();
+    let rows: Vec<Line> = text
+        .lines()
+        .flat_map(|l| {
+            pi_tui::wrap_line(
+                &Line::from(options.theme.fg(Slot::ToolOutput, l.to_owned())),
+                options.width,
+            )
+        })
+        .collect();
     let skip = if options.expanded {
         0
     } else {
-        lines.len().saturating_sub(limit)
+        rows.len().saturating_sub(limit)
     };
     let mut out = Vec::new();
     if skip > 0 {
@@ -79,11 +88,7 @@ fn tail(text: &str, limit: usize, options: RenderOptions<'_>) -> Vec<Line> {
                 .fg(Slot::Muted, format!("... ({skip} earlier lines, ctrl+o to expand)")),
         ));
     }
-    out.extend(
-        lines[skip..]
-            .iter()
-            .map(|l| Line::from(options.theme.fg(Slot::ToolOutput, (*l).to_owned()))),
-    );
+    out.extend(rows.into_iter().skip(skip));
     out
 }
 
