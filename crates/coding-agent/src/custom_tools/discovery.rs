@@ -102,15 +102,22 @@ pub fn classify(path: &Path) -> Result<ToolPackage, String> {
     Err(format!("Unsupported custom tool file: {}", path.display()))
 }
 
-/// The subdirectories of `dir`, sorted; nothing when it does not exist.
+/// The subdirectories of `dir` that hold a tool (a `tool.json`, `index.ts` or `index.js`), sorted;
+/// nothing when it does not exist. Other folders (shared code such as a `lib/`) are not tools and
+/// are passed over without an error, as pi does.
 fn subdirectories(dir: &Path) -> Vec<PathBuf> {
+    let holds_tool = |dir: &Path| {
+        std::iter::once(MANIFEST)
+            .chain(SCRIPT_ENTRIES)
+            .any(|entry| dir.join(entry).is_file())
+    };
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
         .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
         .map(|entry| entry.path())
-        .filter(|path| path.is_dir())
+        .filter(|path| path.is_dir() && holds_tool(path))
         .collect();
     dirs.sort();
     dirs
@@ -174,8 +181,12 @@ mod tests {
         let cwd = dir.path().join("project");
         for tool in ["b", "a", ".hidden"] {
             std::fs::create_dir_all(global.join(tool)).unwrap();
+            std::fs::write(global.join(tool).join("tool.json"), "{}").unwrap();
         }
+        // Shared code beside the tools is not a tool.
+        std::fs::create_dir_all(global.join("lib")).unwrap();
         std::fs::create_dir_all(cwd.join(".pi/tools/local")).unwrap();
+        std::fs::write(cwd.join(".pi/tools/local/index.ts"), "").unwrap();
         let env = |_: &str| None;
         let locations = discover(
             Some(&global),
