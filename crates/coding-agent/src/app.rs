@@ -265,26 +265,9 @@ impl App {
         })?;
         self.inner.session.agent().reset().map_err(|e| e.to_string())?;
         self.drop_pending();
-        let forked = self.with_store(|store| -> Result<SessionManager, SessionError> {
-            match (&parent, &self.inner.root) {
-                (Some(parent), Some(root)) => store.fork(parent, root.clone()),
-                (Some(parent), None) => {
-                    let mut memory = SessionManager::in_memory(store.cwd());
-                    for entry in store.branch_path(parent)? {
-                        if let EntryKind::Message(message) = &entry.kind {
-                            memory.append_message(message.clone())?;
-                        }
-                    }
-                    Ok(memory)
-                }
-                (None, _) => {
-                    let mut fresh = SessionManager::in_memory(store.cwd());
-                    fresh.new_session(store.file().map(|f| f.display().to_string()));
-                    Ok(fresh)
-                }
-            }
-        });
-        let forked = forked.map_err(|e| e.to_string())?;
+        let forked = self
+            .with_store(|store| store.fork_to(parent.as_deref(), self.inner.root.clone()))
+            .map_err(|e| e.to_string())?;
         *lock(&self.inner.store) = forked;
         self.restore(true, true);
         self.notify_tools(SessionReason::Branch, previous).await;

@@ -176,6 +176,11 @@ async fn a_conversation_with_tools_state_and_session_commands() {
         assert_eq!(fork["data"]["text"], "Run something");
         rpc.send(json!({"type": "get_messages", "id": "m"}));
         assert_eq!(rpc.response("m")["data"]["messages"], json!([]));
+        // Forked before its first message, the new session is still saved (and names its parent).
+        rpc.send(json!({"type": "get_state", "id": "fs"}));
+        let forked_file = rpc.response("fs")["data"]["sessionFile"].clone();
+        assert!(forked_file.is_string(), "{forked_file}");
+        assert_ne!(forked_file.as_str().map(PathBuf::from), Some(file.clone()));
 
         rpc.send(json!({"type": "switch_session", "id": "sw", "sessionPath": file}));
         assert_eq!(rpc.response("sw")["success"], true);

@@ -509,6 +509,27 @@ fn branching_then_appending_keeps_both_branches_in_one_file() {
 }
 
 #[test]
+fn forking_before_the_first_entry_gives_a_saved_session_naming_its_parent() {
+    let root = tempfile::tempdir().unwrap();
+    let mut session = SessionManager::create("/work/app", root.path()).unwrap();
+    populate(&mut session);
+    let mut fork = session.fork_to(None, Some(root.path().into())).unwrap();
+    assert!(fork.entries().is_empty());
+    assert!(fork.is_persisted(), "the fork of a saved session is saved too");
+    assert_eq!(
+        fork.header().parent_session.as_deref(),
+        Some(session.file().unwrap().to_string_lossy().as_ref())
+    );
+    fork.append_message(user("again")).unwrap();
+    fork.append_message(assistant(vec![ContentBlock::text("answer")], StopReason::Stop))
+        .unwrap();
+    let (reopened, _) = SessionManager::open(fork.file().unwrap()).unwrap();
+    assert_eq!(reopened.entries(), fork.entries());
+    // Without a root (pi --no-session), or from an in-memory session, the fork stays in memory.
+    assert!(!session.fork_to(None, None).unwrap().is_persisted());
+}
+
+#[test]
 fn fork_writes_the_path_to_a_new_file_naming_its_parent() {
     let root = tempfile::tempdir().unwrap();
     let mut session = SessionManager::create("/work/app", root.path()).unwrap();

@@ -565,6 +565,36 @@ impl SessionManager {
     /// RPC `fork`). It is written at once to a new file in `root`'s directory for this session's
     /// cwd; forking an in-memory session gives an in-memory session.
     pub fn fork(&self, entry_id: &str, root: impl Into<SessionRoot>) -> Result<SessionManager, SessionError> {
+        self.fork_to(Some(entry_id), Some(root.into()))
+    }
+
+    /// [`fork`](Self::fork) in full: `entry_id` `None` forks before the first entry (an empty
+    /// session that still names this one as its parent, written from its first assistant message
+    /// on, like [`new_session`](Self::new_session)); `root` `None`, or an in-memory session, gives an
+    /// in-memory fork.
+    pub fn fork_to(&self, entry_id: Option<&str>, root: Option<SessionRoot>) -> Result<SessionManager, SessionError> {
+        let entries = match entry_id {
+            Some(entry_id) => self.fork_entries(entry_id)?,
+            None => Vec::new(),
+        };
+        let cwd = self.cwd().to_path_buf();
+        let (Some(writer), Some(root)) = (&self.writer, root) else {
+            let mut manager = Self::in_memory(&cwd);
+            manager.entries = entries;
+            manager.rebuild_index();
+            return Ok(manager);
+        };
+        let parent_session = Some(writer.path().to_string_lossy().into_owned());
+        let dir = root.dir_for(&cwd);
+        if entries.is_empty() {
+            create_dir(&dir)?;
+            return Ok(Self::fresh(&cwd, Some(dir), None, parent_session));
+        }
+        Self::write_new(&cwd, dir, parent_session, entries)
+    }
+
+    /// The entries of a fork at `entry_id`: the path to it, then its labels re-created.
+    fn fork_entries(&self, entry_id: &str) -> Result<Vec<SessionEntry>, SessionError> {
         let path = self.branch_path(entry_id)?;
         let mut entries: Vec<SessionEntry> = path
             .iter()
@@ -586,19 +616,7 @@ impl SessionManager {
             };
             entries.push(SessionEntry::new(id.clone(), parent.replace(id), time::now_iso(), kind));
         }
-        let cwd = self.cwd().to_path_buf();
-        match &self.writer {
-            None => {
-                let mut manager = Self::in_memory(&cwd);
-                manager.entries = entries;
-                manager.rebuild_index();
-                Ok(manager)
-            }
-            Some(writer) => {
-                let parent_session = Some(writer.path().to_string_lossy().into_owned());
-                Self::write_new(&cwd, root.into().dir_for(&cwd), parent_session, entries)
-            }
-        }
+        Ok(entries)
     }
 }
 
