@@ -172,7 +172,9 @@ pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceive
             Err(error) => rpc.respond("parse", None, Err(format!("Failed to parse command: {error}"))),
         }
     }
-    // stdin ended: let the prompts that were sent finish, then leave.
+    // stdin ended: nobody can answer a dialog any more; let the prompts that were sent finish,
+    // then leave.
+    rpc.ui.close();
     let runs: Vec<_> = std::mem::take(&mut *rpc.runs.lock().unwrap_or_else(|p| p.into_inner()));
     for run in runs {
         let _ = run.await;

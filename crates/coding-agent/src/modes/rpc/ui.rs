@@ -20,11 +20,15 @@ use tokio::sync::oneshot;
 use super::Writer;
 use crate::ui::{NotifyKind, ToolUi};
 
+/// Questions waiting for the client's answer, by request id; `None` once its input ended.
+type Waiting = Option<HashMap<String, oneshot::Sender<Value>>>;
+
 /// The RPC client as the tools' user interface.
 #[derive(Clone)]
 pub struct RpcUi {
     writer: Writer,
-    pending: Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>,
+    /// The questions waiting for an answer; `None` once the client's input ended.
+    pending: Arc<Mutex<Waiting>>,
 }
 
 impl RpcUi {
@@ -32,7 +36,7 @@ impl RpcUi {
     pub fn new(writer: Writer) -> Self {
         RpcUi {
             writer,
-            pending: Arc::new(Mutex::new(HashMap::new())),
+            pending: Arc::new(Mutex::new(Some(HashMap::new()))),
         }
     }
 
@@ -47,11 +51,22 @@ impl RpcUi {
         let Some(id) = response.get("id").and_then(Value::as_str) else {
             return false;
         };
-        let waiting = self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        let waiting = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+            .and_then(|pending| pending.remove(id));
         match waiting {
             Some(sender) => sender.send(response.clone()).is_ok(),
             None => false,
         }
+    }
+
+    /// The client's input ended: every question waiting for an answer, and every later one, gets
+    /// none (so a tool blocked on a dialog finishes, and the session can end).
+    pub fn close(&self) {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     /// Sends a request and waits for its response (`None` when the client went away).
@@ -63,6 +78,7 @@ impl RpcUi {
         self.pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .as_mut()?
             .insert(id, sender);
         self.writer.line(&request);
         receiver.await.ok()
@@ -158,6 +174,19 @@ mod tests {
             }
             tokio::task::yield_now().await;
         }
+    }
+
+    #[tokio::test]
+    async fn when_the_client_is_gone_waiting_and_later_questions_get_no_answer() {
+        let lines = Lines::default();
+        let ui = RpcUi::new(Writer::new(Arc::new(Mutex::new(lines.clone()))));
+        let asking = ui.clone();
+        let confirm = tokio::spawn(async move { asking.confirm("Sure?", "Delete it").await });
+        next_request(&lines).await;
+        ui.close();
+        assert!(!confirm.await.unwrap(), "an unanswered confirm is a no");
+        assert_eq!(ui.select("Pick", &["a".into()]).await, None);
+        assert!(lines.take().is_empty(), "nothing is asked after the input ended");
     }
 
     #[tokio::test]
