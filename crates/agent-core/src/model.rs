@@ -298,6 +298,25 @@ impl AssistantMessageEvent {
         }
     }
 
+    /// [`partial`](Self::partial), mutable: e.g. to swap in an empty message before serializing
+    /// an event for a consumer that wants only the delta.
+    pub fn partial_mut(&mut self) -> Option<&mut Arc<AssistantMessage>> {
+        use AssistantMessageEvent as E;
+        match self {
+            E::Start { partial }
+            | E::TextStart { partial, .. }
+            | E::TextDelta { partial, .. }
+            | E::TextEnd { partial, .. }
+            | E::ThinkingStart { partial, .. }
+            | E::ThinkingDelta { partial, .. }
+            | E::ThinkingEnd { partial, .. }
+            | E::ToolCallStart { partial, .. }
+            | E::ToolCallDelta { partial, .. }
+            | E::ToolCallEnd { partial, .. } => Some(partial),
+            E::Done { .. } | E::Error { .. } => None,
+        }
+    }
+
     /// The `type` string of the event (`text_delta`, `toolcall_end`, …).
     pub fn kind(&self) -> &'static str {
         use AssistantMessageEvent as E;

@@ -5,6 +5,8 @@
 //! and without the cumulative `message` (`message_end` carries the whole message). The session's
 //! own events are `pending_action`, `resolve_outcome` and `resolve_forcing_stopped`.
 
+use std::sync::Arc;
+
 use pi_agent_core::AgentEvent;
 use serde_json::{Map, Value, json};
 
@@ -30,7 +32,13 @@ pub fn event_value(event: &SessionEvent) -> Value {
             message,
             assistant_message_event,
         }) => {
-            let mut delta = serde_json::to_value(assistant_message_event).unwrap_or(Value::Null);
+            // The cumulative `partial` is left out: swapped for an empty message before
+            // serializing, so a long answer is not serialized again with every token.
+            let mut event = assistant_message_event.clone();
+            if let Some(partial) = event.partial_mut() {
+                *partial = Arc::default();
+            }
+            let mut delta = serde_json::to_value(&event).unwrap_or(Value::Null);
             if let Value::Object(map) = &mut delta {
                 map.remove("partial");
             }
