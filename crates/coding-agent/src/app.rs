@@ -29,6 +29,8 @@ struct Inner {
     /// Where new and forked sessions go; `None` with `--no-session`.
     root: Option<SessionRoot>,
     warn: WarnFn,
+    /// Messages added while a run streamed ([`App::add_message`]), for the next prompt.
+    deferred: Mutex<Vec<AgentMessage>>,
 }
 
 /// A running session and its file. Clones share it.
@@ -115,6 +117,7 @@ impl App {
             registry,
             root,
             warn,
+            deferred: Mutex::new(Vec::new()),
         });
         let weak = Arc::downgrade(&inner);
         let subscription = inner.session.subscribe(move |event| {
@@ -345,10 +348,29 @@ impl App {
     }
 
     /// Adds a message that did not come from a run (e.g. a `bashExecution` the user ran) to the
-    /// transcript and the session file; the model sees it with the next prompt.
+    /// transcript and the session file; the model sees it with the next prompt. While a run
+    /// streams it is held back until [`App::flush_deferred`] (as pi does): appended mid-run it
+    /// would land between a tool call and its result.
     pub fn add_message(&self, message: AgentMessage) {
+        if self.inner.session.agent().is_streaming() {
+            self.inner
+                .deferred
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(message);
+            return;
+        }
         self.inner.session.agent().append_message(message.clone());
         self.inner.record(&message);
+    }
+
+    /// Adds the messages [`App::add_message`] held back during a run; call it before a prompt.
+    pub fn flush_deferred(&self) {
+        let deferred = std::mem::take(&mut *self.inner.deferred.lock().unwrap_or_else(|p| p.into_inner()));
+        for message in deferred {
+            self.inner.session.agent().append_message(message.clone());
+            self.inner.record(&message);
+        }
     }
 
     /// The text of the last assistant message.

@@ -247,6 +247,40 @@ async fn steering_while_streaming_and_abort() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn bash_during_a_run_reaches_the_model_after_the_run_not_inside_it() {
+    let slow = openai::text("An answer streaming slowly, piece by piece, while the user runs bash.")
+        .paced(Duration::from_millis(150));
+    let server = MockServer::start(vec![slow, openai::text("Seen it.")]).await;
+    let mut rpc = Rpc::start(&server);
+    on_blocking(move || {
+        rpc.send(json!({"type": "prompt", "id": "p1", "message": "Talk"}));
+        rpc.response("p1");
+        rpc.event("message_update");
+        rpc.send(json!({"type": "bash", "id": "b", "command": "echo hi-from-bash"}));
+        assert_eq!(rpc.response("b")["success"], true);
+        rpc.event("agent_end");
+        rpc.send(json!({"type": "prompt", "id": "p2", "message": "And now?"}));
+        rpc.response("p2");
+        rpc.event("agent_end");
+        rpc.close()
+    })
+    .await;
+    let second = server.requests()[1].json();
+    let roles: Vec<String> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| {
+            let content = m["content"].to_string();
+            let tag = if content.contains("hi-from-bash") { "+bash" } else { "" };
+            format!("{}{tag}", m["role"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user+bash", "user"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn bad_lines_bash_and_models() {
     let server = MockServer::start(vec![openai::text("ok")]).await;
     let mut rpc = Rpc::start(&server);

@@ -120,7 +120,7 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
             return;
         }
         "abort_bash" => {
-            if let Some(cancel) = rpc.bash.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            for (_, cancel) in rpc.bash.lock().unwrap_or_else(|p| p.into_inner()).iter() {
                 cancel.cancel();
             }
             Ok(None)
@@ -181,10 +181,13 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
     rpc.running.store(true, Ordering::SeqCst);
     rpc.respond("prompt", id, Ok(None));
     let (session, running, writer) = (session.clone(), rpc.running.clone(), rpc.writer.clone());
+    let app = rpc.app.clone();
     let run = tokio::spawn(async move {
         // The previous run has sent `agent_end` (that is what cleared `running`) but may still be
         // finishing; a client that prompts right after `agent_end` must not be refused.
         session.agent().wait_for_idle().await;
+        // `bash` results that came in during the previous run go before this prompt.
+        app.flush_deferred();
         if let Err(error) = session.agent().prompt(message).await {
             // No run started, so no `agent_end` will clear the flag.
             running.store(false, Ordering::SeqCst);
@@ -340,7 +343,11 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
         Err(error) => return rpc.respond("bash", id.as_ref(), Err(error)),
     };
     let cancel = CancellationToken::new();
-    *rpc.bash.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
+    let slot = rpc.bash_ids.fetch_add(1, Ordering::Relaxed);
+    rpc.bash
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((slot, cancel.clone()));
     let task_rpc = rpc.clone();
     let task = tokio::spawn(async move {
         let rpc = task_rpc;
@@ -352,7 +359,10 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
             writer.line(&json!({"type": "bash_execution_update", "id": update_id, "output": output}));
         });
         let result = pi_tools::bash::run_command(&env, &text, None, &cancel, updates).await;
-        *rpc.bash.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        rpc.bash
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(running, _)| *running != slot);
         let reply = result.map(|run| {
             let mut data = json!({
                 "output": run.output,

@@ -63,8 +63,11 @@ pub(crate) struct Rpc {
     /// prompts in a row see it), cleared by the run's `agent_end`.
     pub(crate) running: Arc<AtomicBool>,
     pub(crate) runs: Mutex<Vec<tokio::task::JoinHandle<()>>>,
-    /// Cancels the running `bash` command.
-    pub(crate) bash: Mutex<Option<CancellationToken>>,
+    /// Cancel tokens of the running `bash` commands (`abort_bash` stops them all), by a number
+    /// of their own so each removes just its token when it ends.
+    pub(crate) bash: Mutex<Vec<(u64, CancellationToken)>>,
+    /// The next `bash` command's number.
+    pub(crate) bash_ids: std::sync::atomic::AtomicU64,
 }
 
 impl Rpc {
@@ -153,7 +156,8 @@ pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceive
         ui,
         running,
         runs: Mutex::new(Vec::new()),
-        bash: Mutex::new(None),
+        bash: Mutex::new(Vec::new()),
+        bash_ids: std::sync::atomic::AtomicU64::new(0),
     });
     while let Some(line) = lines.recv().await {
         if line.trim().is_empty() {
