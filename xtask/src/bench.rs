@@ -5,9 +5,9 @@
 //!   they are installed (`docs/tools/grep.md`);
 //! * `pi-coding-agent --bench ast_edit`: `ast_edit` preview and apply on a 5k-file TypeScript tree, side
 //!   by side with the `ast-grep` CLI when it is installed (`docs/tools/ast_edit.md`);
-//! * `pi-coding-agent --bench cli`: `pi --version` wall time and peak memory, and a scripted 7-tool-call
+//! * `pi-cli --bench cli`: `pi --version` wall time and peak memory, and a scripted 7-tool-call
 //!   `pi -p` session against a local mock server (`docs/cli.md`);
-//! * `pi-coding-agent --bench session_load`: opening a 100k-entry session file (`docs/sessions.md`).
+//! * `pi-session-store --bench session_load`: opening a 100k-entry session file (`docs/sessions.md`).
 //!
 //! Extra arguments go to every `cargo bench`, e.g. `cargo xtask bench -- --quick`.
 
@@ -20,8 +20,8 @@ pub const BENCHES: &[&[&str]] = &[
     &["bench", "-p", "pi-agent-core"],
     &["bench", "-p", "pi-tools", "--bench", "search"],
     &["bench", "-p", "pi-coding-agent", "--bench", "ast_edit"],
-    &["bench", "-p", "pi-coding-agent", "--bench", "cli"],
-    &["bench", "-p", "pi-coding-agent", "--bench", "session_load"],
+    &["bench", "-p", "pi-cli", "--bench", "cli"],
+    &["bench", "-p", "pi-session-store", "--bench", "session_load"],
 ];
 
 /// Runs every bench of [`BENCHES`] in `root` with `extra` appended; stops at the first failure.

@@ -3,14 +3,17 @@
 //! The workspace's packages become a petgraph [`DiGraph`] with an edge for every dependency (normal, dev
 //! or build) of one of our packages on another (a crate's dev-dependency on itself, which only turns on its
 //! own test features, is not an edge). The check fails on every edge SPEC §2 does not allow, on
-//! any cycle, on a binary target outside `pi-coding-agent`, and on a package SPEC §2 does not know.
+//! any cycle, on a binary target outside `pi-cli`, on a package SPEC §2 does not know, on a normal
+//! or build dependency on a tests-only package ([`DEV_ONLY_PACKAGES`]), and on an external crate
+//! a package must not pull in ([`FORBIDDEN_EXTERNAL`]: `pi-coding-agent` has no clap, crossterm or
+//! ratatui, checked with `cargo tree -p pi-coding-agent`).
 //! `xtask` itself is tooling and is left out.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
@@ -20,7 +23,7 @@ use crate::metadata::{DependencyKind, Package, Workspace};
 pub const IGNORED_PACKAGES: &[&str] = &["xtask"];
 
 /// The only package that may declare a binary target (the `pi` binary).
-pub const BINARY_PACKAGE: &str = "pi-coding-agent";
+pub const BINARY_PACKAGE: &str = "pi-cli";
 
 /// SPEC §2: each of our packages and the packages it may depend on.
 pub const ALLOWED_DEPENDENCIES: &[(&str, &[&str])] = &[
@@ -28,7 +31,34 @@ pub const ALLOWED_DEPENDENCIES: &[(&str, &[&str])] = &[
     ("pi-ai", &["pi-agent-core"]),
     ("pi-tools", &["pi-agent-core"]),
     ("pi-tui", &[]),
-    ("pi-coding-agent", &["pi-agent-core", "pi-ai", "pi-tools", "pi-tui"]),
+    ("pi-session-store", &["pi-agent-core"]),
+    (
+        "pi-coding-agent",
+        &["pi-agent-core", "pi-ai", "pi-tools", "pi-session-store", "pi-tui"],
+    ),
+    (
+        "pi-cli",
+        &[
+            "pi-agent-core",
+            "pi-ai",
+            "pi-tools",
+            "pi-session-store",
+            "pi-tui",
+            "pi-coding-agent",
+        ],
+    ),
+    ("pi-test-support", &["pi-agent-core"]),
+];
+
+/// Packages only tests may use: any package may list them under `[dev-dependencies]`, none under
+/// `[dependencies]` or `[build-dependencies]`.
+pub const DEV_ONLY_PACKAGES: &[&str] = &["pi-test-support"];
+
+/// External crates a package must not pull in through its normal dependencies with default features
+/// (SPEC §2: the coding-agent library has no terminal or command-line code).
+pub const FORBIDDEN_EXTERNAL: &[(&str, &[&str])] = &[
+    ("pi-coding-agent", &["clap", "crossterm", "ratatui"]),
+    ("pi-session-store", &["clap", "crossterm", "ratatui"]),
 ];
 
 /// The packages `package` may depend on, or `None` if SPEC §2 does not know `package`.
@@ -68,20 +98,34 @@ pub enum Violation {
         /// The package.
         name: String,
     },
+    /// A package pulls in an external crate [`FORBIDDEN_EXTERNAL`] keeps out of it.
+    ForbiddenExternal {
+        /// The package.
+        package: String,
+        /// The external crate found in its normal dependency tree.
+        dependency: String,
+    },
 }
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::ForbiddenEdge { from, to, kinds } => {
-                let allowed = match allowed_dependencies(from) {
-                    Some([]) | None => "nothing".to_owned(),
-                    Some(allowed) => allowed.join(", "),
-                };
-                write!(
-                    f,
-                    "forbidden dependency: {from} -> {to} (SPEC §2 allows {from} -> {allowed})"
-                )?;
+                if DEV_ONLY_PACKAGES.contains(&to.as_str()) {
+                    write!(
+                        f,
+                        "forbidden dependency: {from} -> {to} ({to} is for tests only: a dev-dependency)"
+                    )?;
+                } else {
+                    let allowed = match allowed_dependencies(from) {
+                        Some([]) | None => "nothing".to_owned(),
+                        Some(allowed) => allowed.join(", "),
+                    };
+                    write!(
+                        f,
+                        "forbidden dependency: {from} -> {to} (SPEC §2 allows {from} -> {allowed})"
+                    )?;
+                }
                 if kinds.iter().any(|kind| *kind != DependencyKind::Normal) {
                     let kinds: Vec<String> = kinds.iter().map(ToString::to_string).collect();
                     write!(f, " [declared as {}]", kinds.join(", "))?;
@@ -100,6 +144,11 @@ impl fmt::Display for Violation {
                 f,
                 "forbidden binary target: {package} declares binary `{target}` \
                  (SPEC §2: only {BINARY_PACKAGE} has a binary)"
+            ),
+            Self::ForbiddenExternal { package, dependency } => write!(
+                f,
+                "forbidden external dependency: {package} pulls in {dependency} \
+                 (SPEC §2: {package} has no terminal or command-line code; `cargo tree -p {package} -i {dependency}` shows the path)"
             ),
             Self::UnknownPackage { name } => write!(
                 f,
@@ -178,7 +227,14 @@ pub fn check(workspace: &Workspace) -> Result<Report, Vec<Violation>> {
         };
         let (from, to) = (graph[from].clone(), graph[to].clone());
         let allowed = allowed_dependencies(&from).unwrap_or(&[]);
-        if !allowed.contains(&to.as_str()) {
+        let dev_only = DEV_ONLY_PACKAGES.contains(&to.as_str());
+        let kinds = &graph[edge];
+        let ok = if dev_only {
+            kinds.iter().all(|kind| *kind == DependencyKind::Dev)
+        } else {
+            allowed.contains(&to.as_str())
+        };
+        if !ok {
             violations.push(Violation::ForbiddenEdge {
                 from: from.clone(),
                 to: to.clone(),
@@ -201,10 +257,70 @@ pub fn check(workspace: &Workspace) -> Result<Report, Vec<Violation>> {
     }
 }
 
+/// Checks the normal dependency tree of `package` — the crate names `cargo tree -e normal,build
+/// --prefix none --format {p}` printed for it, one per line — against [`FORBIDDEN_EXTERNAL`].
+pub fn check_externals(package: &str, tree: &str) -> Vec<Violation> {
+    let Some((_, forbidden)) = FORBIDDEN_EXTERNAL.iter().find(|(name, _)| *name == package) else {
+        return Vec::new();
+    };
+    let found: BTreeSet<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| forbidden.contains(name))
+        .collect();
+    found
+        .into_iter()
+        .map(|dependency| Violation::ForbiddenExternal {
+            package: package.to_owned(),
+            dependency: dependency.to_owned(),
+        })
+        .collect()
+}
+
+/// Runs `cargo tree` for every package of [`FORBIDDEN_EXTERNAL`] on its own (so features other
+/// workspace members turn on are not counted) and checks what it prints.
+fn external_violations(root: &Path) -> Result<Vec<Violation>> {
+    let mut violations = Vec::new();
+    for (package, _) in FORBIDDEN_EXTERNAL {
+        let output = crate::cargo(root)
+            .args([
+                "tree",
+                "-p",
+                package,
+                "-e",
+                "normal,build",
+                "--prefix",
+                "none",
+                "--format",
+                "{p}",
+            ])
+            .output()
+            .with_context(|| format!("could not run `cargo tree -p {package}`"))?;
+        if !output.status.success() {
+            bail!(
+                "`cargo tree -p {package}` failed ({}):\n{}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim_end()
+            );
+        }
+        violations.extend(check_externals(package, &String::from_utf8_lossy(&output.stdout)));
+    }
+    Ok(violations)
+}
+
 /// `cargo xtask layers`: loads the workspace's metadata, checks it and prints the outcome.
 pub fn run(root: &Path) -> Result<()> {
     let workspace = Workspace::load(root)?;
-    match check(&workspace) {
+    let externals = external_violations(root)?;
+    let outcome = match check(&workspace) {
+        Ok(report) if externals.is_empty() => Ok(report),
+        Ok(_) => Err(externals),
+        Err(mut violations) => {
+            violations.extend(externals);
+            Err(violations)
+        }
+    };
+    match outcome {
         Ok(report) => {
             println!(
                 "layers: ok: {} packages, {} dependency edges, all allowed by SPEC §2",

@@ -18,7 +18,8 @@ Commands:
              layers check
              cargo doc --workspace --no-deps        (RUSTDOCFLAGS=\"-D warnings\")
   layers   check the dependencies between our crates against SPEC §2
-           (allowed edges only, no cycles, only pi-coding-agent has a binary)
+           (allowed edges only, no cycles, only pi-cli has a binary,
+            no clap, crossterm or ratatui under pi-coding-agent)
   bench    run the budgeted benchmarks (agent loop, grep/find, ast_edit, pi binary, sessions) [ARGS]
   help     print this text
 

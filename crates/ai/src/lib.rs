@@ -8,8 +8,8 @@
 //! Shared pieces: [`sse`] (an incremental SSE parser), [`partial_json`] (tool-call arguments
 //! parsed while they stream), [`http`] (retries, timeouts, error texts without the key),
 //! [`builder`] (the streamed message and its events), [`transform`] (orphaned tool calls,
-//! failed messages), [`cost`]. With the `testing` feature, `testing` holds a scripted server
-//! for tests.
+//! failed messages), [`cost`]. The scripted provider server for tests is in the dev-only
+//! `pi-test-support` crate.
 
 pub mod anthropic;
 pub mod builder;
@@ -22,8 +22,6 @@ pub mod partial_json;
 pub mod providers;
 pub mod registry;
 pub mod sse;
-#[cfg(feature = "testing")]
-pub mod testing;
 pub mod transform;
 
 pub use http::{HttpClient, HttpOptions};

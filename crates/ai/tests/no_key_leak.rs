@@ -12,8 +12,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use pi_agent_core::{AgentMessage, AssistantMessageEvent, LlmContext, Model, StopReason, StreamFn, StreamOptions};
 use pi_ai::http::{HttpClient, HttpOptions};
-use pi_ai::testing::{MockServer, Reply};
 use pi_ai::{ModelRegistry, Providers};
+use pi_test_support::{MockServer, Reply};
 
 const KEY: &str = "sk-test-SECRET-123";
 

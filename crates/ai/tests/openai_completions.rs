@@ -15,8 +15,8 @@ use pi_agent_core::{
     ThinkingLevel, ToolCall, ToolChoice, ToolResult, ToolResultMessage, UserContent, UserMessage, run_agent_loop,
 };
 use pi_ai::http::{HttpClient, HttpOptions};
-use pi_ai::testing::{MockServer, Reply};
 use pi_ai::{ModelRegistry, Providers};
+use pi_test_support::{MockServer, Reply};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

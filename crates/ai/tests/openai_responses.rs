@@ -17,7 +17,7 @@ use pi_agent_core::{
     run_agent_loop,
 };
 use pi_ai::http::{HttpClient, HttpOptions};
-use pi_ai::testing::{MockServer, Reply};
+use pi_test_support::{MockServer, Reply};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::config::{parse_thinking_level, thinking_level_name};
 use crate::custom_tools::{SessionReason, ToolSessionEvent};
 use crate::session::{AgentSession, SessionEvent, SessionSubscription};
-use crate::session_store::{EntryKind, LoadWarning, SessionError, SessionInfo, SessionManager, SessionRoot};
+use pi_session_store::{EntryKind, LoadWarning, SessionError, SessionInfo, SessionManager, SessionRoot};
 
 /// Receives warnings that must not stop the run (a failed session write, a torn line).
 pub type WarnFn = Arc<dyn Fn(String) + Send + Sync>;
@@ -452,7 +452,7 @@ impl Inner {
 }
 
 /// One node of the tree JSON.
-fn node_json(node: &crate::session_store::TreeNode<'_>, id_of: &dyn Fn(usize) -> Option<String>) -> Value {
+fn node_json(node: &pi_session_store::TreeNode<'_>, id_of: &dyn Fn(usize) -> Option<String>) -> Value {
     let entry = node.entry;
     let mut value = json!({
         "id": entry.id,

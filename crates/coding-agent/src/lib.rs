@@ -16,16 +16,12 @@
 
 pub mod app;
 pub mod ast;
-pub mod cli;
 pub mod config;
 pub mod custom_tools;
-pub mod demo;
 pub mod messages;
-pub mod modes;
 pub mod pending;
 pub mod resolve;
 pub mod session;
-pub mod session_store;
 pub mod system_prompt;
 pub mod tool_choice_queue;
 pub mod ui;

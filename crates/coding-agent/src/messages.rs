@@ -30,7 +30,7 @@ pub fn convert_to_llm(messages: &[AgentMessage]) -> Vec<AgentMessage> {
             AgentMessage::Custom(custom) => match custom.role.as_str() {
                 "custom" => custom_to_user(custom),
                 "bashExecution" => bash_execution_to_user(custom),
-                _ => crate::session_store::summary_text_for_model(message).map(|text| user(text, custom)),
+                _ => pi_session_store::summary_text_for_model(message).map(|text| user(text, custom)),
             },
             other => Some(other.clone()),
         })
@@ -118,7 +118,7 @@ mod tests {
             json!({"role": "bashExecution", "command": "env", "output": "x", "exitCode": 0,
             "cancelled": false, "truncated": false, "excludeFromContext": true, "timestamp": 1}),
         );
-        let summary = crate::session_store::branch_summary_message("Tried X.", "abcd1234", "2026-01-01T00:00:00.000Z");
+        let summary = pi_session_store::branch_summary_message("Tried X.", "abcd1234", "2026-01-01T00:00:00.000Z");
         let converted = convert_to_llm(&[ran, hidden, summary]);
         assert_eq!(converted.len(), 2);
         assert_eq!(
@@ -126,5 +126,20 @@ mod tests {
             "Ran `ls`\n```\na\nb\n```\n\nCommand exited with code 2"
         );
         assert!(converted[1].as_user().unwrap().content.text().contains("Tried X."));
+    }
+
+    #[test]
+    fn migrated_v2_custom_messages_reach_the_model_as_user_messages() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../session-store/tests/fixtures/sessions/v2_hook_message.jsonl");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2_hook_message.jsonl");
+        std::fs::copy(&fixture, &path).unwrap();
+        let (session, _) = pi_session_store::SessionManager::open(&path).unwrap();
+        let llm = convert_to_llm(&session.build_context().messages);
+        assert_eq!(
+            llm.iter().map(AgentMessage::role).collect::<Vec<_>>(),
+            ["user", "user", "assistant", "user"]
+        );
     }
 }

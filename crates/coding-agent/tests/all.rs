@@ -2,8 +2,8 @@
 //!
 //! Every test binary of this crate links all of ast-grep's grammars (about 90 MB each), so the files
 //! are modules of this one crate instead of separate binaries (`autotests = false` in Cargo.toml):
-//! one link instead of sixteen, on CI's two cores and disk. Run one file's tests with
-//! `cargo test -p pi-coding-agent --test all <file>::`, e.g. `--test all interactive_screens::`.
+//! one link instead of ten, on CI's two cores and disk. Run one file's tests with
+//! `cargo test -p pi-coding-agent --test all <file>::`, e.g. `--test all process_tools::`.
 //! Their insta snapshots are `tests/snapshots/all__<file>__<name>.snap`.
 
 mod ast_support;
@@ -12,17 +12,10 @@ mod support;
 
 mod ast_edit;
 mod ast_grep;
-mod cli;
-mod examples;
-mod interactive_loop;
-mod interactive_screens;
 mod mcp_tools;
 mod pending_props;
 mod process_tools;
 mod resolve;
-mod rpc;
 mod session_ast_edit;
 mod session_resolve;
-mod session_store;
-mod tmux;
 mod tool_choice_queue;

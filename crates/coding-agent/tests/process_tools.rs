@@ -18,8 +18,8 @@ use pi_coding_agent::custom_tools::process::{load, load_spec};
 use pi_coding_agent::custom_tools::{PENDING_STORE_UNAVAILABLE, SessionReason, ToolApi, ToolSessionEvent};
 use pi_coding_agent::resolve::ResolveAction;
 use pi_coding_agent::session::{AgentSession, SessionOptions};
-use pi_coding_agent::session_store::{EntryKind, SessionManager};
 use pi_coding_agent::ui::{NotifyKind, ToolUi};
+use pi_session_store::{EntryKind, SessionManager};
 use process_support::{ScriptedUi, Tools, context, example, load_example, probe, probe_with, script, text, until};
 use serde_json::{Value, json};
 

@@ -13,12 +13,26 @@ fn allowed_workspace() -> Workspace {
                 .depends_on("pi-agent-core", Normal)
                 .depends_on("pi-agent-core", Dev),
             Package::new("pi-tui"),
+            Package::new("pi-session-store")
+                .depends_on("pi-agent-core", Normal)
+                .depends_on("pi-test-support", Dev),
             Package::new("pi-coding-agent")
                 .depends_on("pi-agent-core", Normal)
                 .depends_on("pi-ai", Normal)
                 .depends_on("pi-tools", Normal)
+                .depends_on("pi-session-store", Normal)
                 .depends_on("pi-tui", Build)
+                .depends_on("pi-test-support", Dev),
+            Package::new("pi-cli")
+                .depends_on("pi-agent-core", Normal)
+                .depends_on("pi-ai", Normal)
+                .depends_on("pi-tools", Normal)
+                .depends_on("pi-session-store", Normal)
+                .depends_on("pi-tui", Normal)
+                .depends_on("pi-coding-agent", Normal)
+                .depends_on("pi-test-support", Dev)
                 .with_binary("pi"),
+            Package::new("pi-test-support").depends_on("pi-agent-core", Normal),
             Package::new("xtask")
                 .depends_on("pi-agent-core", Normal)
                 .depends_on("pi-coding-agent", Dev)
@@ -46,9 +60,18 @@ fn the_allowed_graph_passes() {
     let report = check(&allowed_workspace()).expect("the SPEC §2 graph passes");
     assert_eq!(
         report.packages,
-        ["pi-agent-core", "pi-ai", "pi-coding-agent", "pi-tools", "pi-tui"]
+        [
+            "pi-agent-core",
+            "pi-ai",
+            "pi-cli",
+            "pi-coding-agent",
+            "pi-session-store",
+            "pi-test-support",
+            "pi-tools",
+            "pi-tui"
+        ]
     );
-    assert_eq!(report.edges.len(), 6);
+    assert_eq!(report.edges.len(), 18);
     assert!(!report.edges.iter().any(|(from, to)| from == "xtask" || to == "xtask"));
 }
 
@@ -121,14 +144,14 @@ fn a_package_depending_on_itself_is_a_cycle() {
 }
 
 #[test]
-fn a_binary_outside_coding_agent_fails_but_xtask_may_have_one() {
+fn a_binary_outside_cli_fails_but_xtask_may_have_one() {
     let mut workspace = allowed_workspace();
     workspace.packages[2] = workspace.packages[2].clone().with_binary("tools-cli");
-    let violations = check(&workspace).expect_err("only coding-agent has a binary");
+    let violations = check(&workspace).expect_err("only pi-cli has a binary");
     assert_eq!(
         messages(&violations),
         ["forbidden binary target: pi-tools declares binary `tools-cli` \
-             (SPEC §2: only pi-coding-agent has a binary)"]
+             (SPEC §2: only pi-cli has a binary)"]
     );
 }
 
@@ -176,5 +199,58 @@ fn this_workspace_passes() {
 #[test]
 fn a_dev_dependency_on_itself_is_not_an_edge() {
     let report = check(&with_dependency("pi-ai", "pi-ai", Dev)).expect("a self dev-dependency passes");
-    assert_eq!(report.edges.len(), 6);
+    assert_eq!(report.edges.len(), 18);
+}
+
+#[test]
+fn a_normal_dependency_on_test_support_fails() {
+    let violations = check(&with_dependency("pi-tools", "pi-test-support", Normal)).expect_err("tests only");
+    assert_eq!(
+        messages(&violations),
+        ["forbidden dependency: pi-tools -> pi-test-support (pi-test-support is for tests only: a dev-dependency)"]
+    );
+    // As a dev-dependency it is fine, from any package.
+    check(&with_dependency("pi-tools", "pi-test-support", Dev)).expect("a dev-dependency on test support");
+}
+
+#[test]
+fn the_library_must_not_reach_the_terminal_or_the_cli() {
+    let violations = check(&with_dependency("pi-coding-agent", "pi-cli", Normal)).expect_err("library -> cli");
+    assert!(
+        messages(&violations).contains(
+            &"forbidden dependency: pi-coding-agent -> pi-cli (SPEC §2 allows pi-coding-agent -> pi-agent-core, \
+          pi-ai, pi-tools, pi-session-store, pi-tui)"
+                .to_owned()
+        )
+    );
+    let violations =
+        check(&with_dependency("pi-session-store", "pi-tools", Normal)).expect_err("the store uses agent-core only");
+    assert_eq!(
+        messages(&violations),
+        ["forbidden dependency: pi-session-store -> pi-tools (SPEC §2 allows pi-session-store -> pi-agent-core)"]
+    );
+}
+
+#[test]
+fn clap_crossterm_or_ratatui_in_the_library_tree_fails() {
+    let tree = "pi-coding-agent v0.1.0 (/w/crates/coding-agent)\npi-agent-core v0.1.0 (/w/crates/agent-core)\n\
+                crossterm v0.29.0\nserde v1.0.0\nclap v4.5.0\ncrossterm v0.29.0\n";
+    assert_eq!(
+        messages(&check_externals("pi-coding-agent", tree)),
+        [
+            "forbidden external dependency: pi-coding-agent pulls in clap (SPEC §2: pi-coding-agent has no \
+             terminal or command-line code; `cargo tree -p pi-coding-agent -i clap` shows the path)",
+            "forbidden external dependency: pi-coding-agent pulls in crossterm (SPEC §2: pi-coding-agent has no \
+             terminal or command-line code; `cargo tree -p pi-coding-agent -i crossterm` shows the path)",
+        ]
+    );
+    assert!(check_externals("pi-coding-agent", "pi-coding-agent v0.1.0\nserde v1.0.0\n").is_empty());
+    // The binary's crate may use them.
+    assert!(check_externals("pi-cli", tree).is_empty());
+}
+
+#[test]
+fn this_workspace_keeps_the_terminal_out_of_the_library() {
+    let violations = external_violations(&crate::workspace_root()).expect("cargo tree runs");
+    assert!(violations.is_empty(), "{}", messages(&violations).join("\n"));
 }

@@ -9,7 +9,7 @@ use pi_agent_core::AgentMessage;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::session_store::{EntryKind, SessionEntry};
+use pi_session_store::{EntryKind, SessionEntry};
 
 /// Why a session event is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -58,13 +58,15 @@ pub trait CustomTool: AgentTool {
     async fn on_session(&self, _event: &ToolSessionEvent) {}
 
     /// The call's line(s) in its block (the arguments may still be streaming). `None` (the default)
-    /// — or a panic — shows the tool's name and arguments instead.
+    /// — or a panic — shows the tool's name and arguments instead. (With the `tui` feature.)
+    #[cfg(feature = "tui")]
     fn render_call(&self, _args: &Value, _theme: &pi_tui::Theme) -> Option<Vec<pi_tui::Line>> {
         None
     }
 
     /// The result's lines in its block. `None` (the default) — or a panic — shows the result's raw
-    /// text instead.
+    /// text instead. (With the `tui` feature.)
+    #[cfg(feature = "tui")]
     fn render_result(
         &self,
         _result: &ToolResult,

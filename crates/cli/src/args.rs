@@ -1,0 +1,252 @@
+//! pi's command line: flags, positional messages and `@file` arguments.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+/// How the run talks to its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Text for people (the interactive mode, or the final answer with `-p`).
+    Text,
+    /// Every event as one JSON line.
+    Json,
+    /// pi's JSONL command protocol on stdin/stdout.
+    Rpc,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  pi                                   Start an interactive session
+  pi \"List the files here\"             Start with a first message
+  pi -p \"Summarize @README.md\"         Answer once and exit (a file's content is included)
+  git diff | pi -p \"Review this diff\"  Piped input is added to the prompt
+  pi -c                                Continue the most recent session in this directory
+  pi --model anthropic/claude-sonnet-4-5:high
+  pi --provider ollama --model qwen3:8b
+  pi --tools read,grep,find,ls -p \"Where is the config parsed?\"
+  pi --demo                            Run the offline demo (no API key, no network)
+
+Environment:
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, …   API keys of the providers
+  PI_CODING_AGENT_DIR                   pi's directory (default ~/.pi/agent: settings.json, models.json,
+                                        sessions/, tools/, AGENTS.md)
+
+Tools (default: read, bash, edit, write):
+  read, bash, edit, write, grep, find, ls, ast_grep, ast_edit";
+
+/// The parsed command line.
+#[derive(Debug, Clone, Default, Parser)]
+#[command(
+    name = "pi",
+    about = "pi: an AI coding agent with read, bash, edit and write tools",
+    override_usage = "pi [options] [@files...] [messages...]",
+    after_help = AFTER_HELP,
+    disable_version_flag = true
+)]
+pub struct Args {
+    /// Provider (anthropic, openai, or one from models.json)
+    #[arg(long, value_name = "name")]
+    pub provider: Option<String>,
+
+    /// Model id or pattern (also provider/id, id:level)
+    #[arg(long, value_name = "id")]
+    pub model: Option<String>,
+
+    /// API key (default: environment or models.json)
+    #[arg(long = "api-key", value_name = "key")]
+    pub api_key: Option<String>,
+
+    /// Replace the system prompt (text or file)
+    #[arg(long = "system-prompt", value_name = "text")]
+    pub system_prompt: Option<String>,
+
+    /// Append to the system prompt (text or file)
+    #[arg(long = "append-system-prompt", value_name = "text")]
+    pub append_system_prompt: Option<String>,
+
+    /// Output mode: text (default), json or rpc
+    #[arg(long, value_enum, value_name = "mode", hide_possible_values = true)]
+    pub mode: Option<Mode>,
+
+    /// Answer the messages and exit (non-interactive)
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// Continue the most recent session of this directory
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+
+    /// Pick a session of this directory to resume
+    #[arg(short = 'r', long)]
+    pub resume: bool,
+
+    /// Use this session (file path, or id prefix)
+    #[arg(long, value_name = "path|id")]
+    pub session: Option<String>,
+
+    /// Where session files live (default ~/.pi/agent/sessions)
+    #[arg(long = "session-dir", value_name = "dir")]
+    pub session_dir: Option<PathBuf>,
+
+    /// Keep the session in memory only
+    #[arg(long = "no-session")]
+    pub no_session: bool,
+
+    /// Tools to enable (default: read,bash,edit,write)
+    #[arg(short = 't', long, value_delimiter = ',', value_name = "tools")]
+    pub tools: Option<Vec<String>>,
+
+    /// Disable every tool
+    #[arg(long = "no-tools")]
+    pub no_tools: bool,
+
+    /// Disable the built-in tools (custom tools stay)
+    #[arg(long = "no-builtin-tools")]
+    pub no_builtin_tools: bool,
+
+    /// Load a custom tool (a directory or file); repeatable
+    #[arg(long = "tool", value_name = "path")]
+    pub tool: Vec<PathBuf>,
+
+    /// off, minimal, low, medium, high, xhigh
+    #[arg(long, value_name = "level")]
+    pub thinking: Option<String>,
+
+    /// List available models (optionally filtered)
+    #[arg(long = "list-models", value_name = "search", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
+
+    /// Do not load AGENTS.md / CLAUDE.md files
+    #[arg(long = "no-context-files")]
+    pub no_context_files: bool,
+
+    /// Run the offline demo (no key, no network)
+    #[arg(long)]
+    pub demo: bool,
+
+    /// Show the version number
+    #[arg(short = 'v', long)]
+    pub version: bool,
+
+    /// Messages to send (`@path` includes a file)
+    #[arg(value_name = "messages")]
+    pub messages: Vec<String>,
+}
+
+/// Why the command line could not be used: one line for stderr, and whether it is a request for
+/// help (exit 0) or a mistake (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgsError {
+    /// The text to print.
+    pub message: String,
+    /// `--help` was asked for.
+    pub help: bool,
+}
+
+impl Args {
+    /// Parses `argv` (including the program name). `--help` returns the help text as an
+    /// [`ArgsError`] with `help` set; mistakes return one line such as
+    /// `pi: unexpected argument '--frobnicate' (see pi --help)`.
+    ///
+    /// ```
+    /// use pi_cli::Args;
+    /// let args = Args::parse_from_argv(["pi", "-p", "--model", "openai/gpt-5:high", "hello", "@a.rs"]).unwrap();
+    /// assert!(args.print);
+    /// assert_eq!(args.messages, ["hello", "@a.rs"]);
+    /// let error = Args::parse_from_argv(["pi", "--frobnicate"]).unwrap_err();
+    /// assert_eq!(error.message, "pi: unexpected argument '--frobnicate' (see pi --help)");
+    /// ```
+    pub fn parse_from_argv<I, T>(argv: I) -> Result<Args, ArgsError>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        match Args::try_parse_from(argv) {
+            Ok(args) => Ok(args),
+            Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => Err(ArgsError {
+                message: error.render().to_string(),
+                help: true,
+            }),
+            Err(error) => Err(ArgsError {
+                message: one_line(&error),
+                help: false,
+            }),
+        }
+    }
+
+    /// The output mode: `--mode`, else text.
+    pub fn mode(&self) -> Mode {
+        self.mode.unwrap_or(Mode::Text)
+    }
+}
+
+/// clap's error as one line: its first line without the `error: ` prefix and the trailing `found`.
+fn one_line(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let first = rendered.lines().next().unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let first = first.strip_suffix(" found").unwrap_or(first);
+    format!("pi: {first} (see pi --help)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(argv: &[&str]) -> Args {
+        let mut full = vec!["pi"];
+        full.extend_from_slice(argv);
+        Args::parse_from_argv(full).unwrap()
+    }
+
+    #[test]
+    fn flags() {
+        let args = parse(&[
+            "-c",
+            "--no-session",
+            "-t",
+            "read,ls",
+            "--thinking",
+            "high",
+            "--mode",
+            "json",
+        ]);
+        assert!(args.continue_session && args.no_session);
+        assert_eq!(args.tools.as_deref(), Some(&["read".to_owned(), "ls".to_owned()][..]));
+        assert_eq!(args.thinking.as_deref(), Some("high"));
+        assert_eq!(args.mode(), Mode::Json);
+    }
+
+    #[test]
+    fn list_models_takes_an_optional_search() {
+        assert_eq!(parse(&["--list-models"]).list_models.as_deref(), Some(""));
+        assert_eq!(
+            parse(&["--list-models", "sonnet"]).list_models.as_deref(),
+            Some("sonnet")
+        );
+        assert_eq!(parse(&[]).list_models, None);
+    }
+
+    #[test]
+    fn mistakes_are_one_line() {
+        let error = Args::parse_from_argv(["pi", "--mode", "yaml"]).unwrap_err();
+        assert!(!error.help);
+        assert!(!error.message.contains('\n'), "{}", error.message);
+        assert!(
+            error
+                .message
+                .starts_with("pi: invalid value 'yaml' for '--mode <mode>'"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn help_is_not_an_error() {
+        let help = Args::parse_from_argv(["pi", "--help"]).unwrap_err();
+        assert!(help.help);
+        assert!(help.message.contains("--list-models"));
+        assert!(help.message.contains("PI_CODING_AGENT_DIR"));
+    }
+}

@@ -1,0 +1,725 @@
+//! The `pi` command: parse the command line, load the configuration, choose the model, build the
+//! session and hand it to a mode.
+
+mod args;
+pub mod demo;
+mod input;
+mod model;
+pub mod modes;
+
+pub use args::{Args, ArgsError, Mode};
+pub use input::{InputError, Prompts, build_prompts};
+pub use model::{
+    DEFAULT_MODELS, ModelChoice, ModelError, ModelRequest, choose_model, describe, is_available, list_models,
+    no_model_help, split_thinking,
+};
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use pi_agent_core::StreamFn;
+use pi_ai::{HttpClient, ModelRegistry, Providers};
+
+use crate::modes::print::Output;
+use pi_coding_agent::app::{App, WarnFn};
+use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file};
+use pi_coding_agent::custom_tools::discovery::discover;
+use pi_coding_agent::custom_tools::loader::load_all;
+use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
+use pi_coding_agent::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionOptions, SessionSettings};
+use pi_coding_agent::system_prompt::{PromptParts, build_system_prompt, find_context_files, now_text, text_or_file};
+use pi_session_store::{LoadWarning, SessionError, SessionManager, SessionRoot};
+
+/// The version `pi --version` prints.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The whole `pi` process: parses the command line, starts the runtime, runs, and returns the exit
+/// code. The `pi` binary is `main_with(RunOptions::default())`; a program that embeds pi with its
+/// own native tools calls it with its factories.
+pub fn main_with(options: RunOptions) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let args = match Args::parse_from_argv(std::env::args_os()) {
+        Ok(args) => args,
+        Err(error) if error.help => {
+            print!("{}", error.message);
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprintln!("{}", error.message);
+            return ExitCode::from(2);
+        }
+    };
+    // `--version` answers before any runtime, file or thread is touched (SPEC §8: startup budget).
+    if args.version {
+        println!("{VERSION}");
+        return ExitCode::SUCCESS;
+    }
+    let io = Io::process(&args);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("pi: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(run_with(args, io, options));
+    // Background tasks (a tool process being killed, the stdin reader) must not keep the process
+    // alive once the run is over.
+    runtime.shutdown_background();
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// The standard streams of a run, replaceable in tests.
+pub struct Io {
+    /// Standard output.
+    pub stdout: Output,
+    /// Standard error.
+    pub stderr: Output,
+    /// Piped standard input, already read (`None` when stdin is a terminal or unused).
+    pub stdin: Option<String>,
+    /// Whether stdin and stdout are terminals (the interactive mode needs both).
+    pub interactive: bool,
+}
+
+impl Io {
+    /// The process's streams. Piped stdin is read when `args` may send it as a prompt: not in RPC
+    /// mode (stdin carries commands), nor for `--demo` or `--list-models`.
+    pub fn process(args: &Args) -> Io {
+        let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+        let wants_prompt = args.mode() != Mode::Rpc && !args.demo && args.list_models.is_none();
+        let stdin = if wants_prompt && !std::io::stdin().is_terminal() {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).ok().map(|_| text)
+        } else {
+            None
+        };
+        Io {
+            stdout: Arc::new(Mutex::new(std::io::stdout())),
+            stderr: Arc::new(Mutex::new(std::io::stderr())),
+            stdin,
+            interactive,
+        }
+    }
+}
+
+fn say(output: &Output, text: &str) {
+    let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
+    let _ = out.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+}
+
+/// What went wrong before a mode could start, as one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CliError(pub String);
+
+impl CliError {
+    fn from(error: impl std::fmt::Display) -> Self {
+        CliError(error.to_string())
+    }
+}
+
+/// Everything a mode needs.
+pub struct Prepared {
+    /// The session and its file.
+    pub app: App,
+    /// The chosen model.
+    pub choice: ModelChoice,
+    /// The prompts to send first.
+    pub prompts: Prompts,
+    /// RPC mode's user interface, installed before the custom tools loaded.
+    pub rpc_ui: Option<crate::modes::rpc::RpcUi>,
+    /// The interactive mode's dialog requests (its user interface was installed before the
+    /// custom tools loaded).
+    pub tui_requests: Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::dialogs::UiRequest>>,
+    /// Warnings for the interactive mode to show (a failed session write).
+    pub tui_warnings: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
+}
+
+/// What a program embedding `pi` adds to it or changes.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Native custom-tool factories: the highest-priority custom tools (loaded after every other
+    /// one, `--tool` included, so they win a name conflict, as the tools of pi's SDK `customTools`
+    /// do).
+    pub factories: Vec<NamedFactory>,
+    /// The working directory (default: the process's).
+    pub cwd: Option<PathBuf>,
+    /// pi's directory (default: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`).
+    pub agent_dir: Option<PathBuf>,
+}
+
+/// Runs `pi` with `args` and `io`; returns the process exit code.
+pub async fn run(args: Args, io: Io) -> i32 {
+    run_with(args, io, RunOptions::default()).await
+}
+
+/// [`run`] with native custom tools: the entry point of a program that embeds pi.
+///
+/// ```no_run
+/// use pi_cli::{Args, Io, RunOptions, run_with};
+/// use pi_coding_agent::custom_tools::NamedFactory;
+///
+/// # async fn demo(my_factory: NamedFactory) {
+/// let args = Args::parse_from_argv(std::env::args_os()).unwrap_or_default();
+/// let io = Io::process(&args);
+/// let options = RunOptions { factories: vec![my_factory], ..Default::default() };
+/// let code = run_with(args, io, options).await;
+/// std::process::exit(code);
+/// # }
+/// ```
+pub async fn run_with(args: Args, io: Io, extensions: RunOptions) -> i32 {
+    if args.version {
+        say(&io.stdout, VERSION);
+        return 0;
+    }
+    if args.demo && io.interactive && !args.print && args.mode() == Mode::Text {
+        return run_demo_interactive().await;
+    }
+    if args.demo {
+        let stdout = io.stdout.clone();
+        let options = crate::demo::DemoOptions { paced: io.interactive };
+        return match crate::demo::run(options, move |text| {
+            let mut out = stdout.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        })
+        .await
+        {
+            Ok(_) => 0,
+            Err(error) => {
+                say(&io.stderr, &format!("pi: {error}"));
+                1
+            }
+        };
+    }
+    let prepared = match prepare(&args, &io, &extensions).await {
+        Ok(Some(prepared)) => prepared,
+        Ok(None) => return 0,
+        Err(error) => {
+            say(&io.stderr, &error.0);
+            return 1;
+        }
+    };
+    let app = prepared.app.clone();
+    let stop = watch_signals(app.session().clone());
+    app.notify_tools(SessionReason::Start, None).await;
+    let code = run_mode(&args, &io, prepared).await;
+    app.notify_tools(SessionReason::Shutdown, None).await;
+    stop.abort();
+    code
+}
+
+async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
+    let Prepared {
+        app,
+        choice,
+        prompts,
+        rpc_ui,
+        tui_requests,
+        tui_warnings,
+    } = prepared;
+    let session = app.session().clone();
+    match args.mode() {
+        Mode::Rpc => {
+            let ui = rpc_ui.unwrap_or_else(|| crate::modes::rpc::install_ui(&app, io.stdout.clone()));
+            crate::modes::rpc::run_rpc(app, ui).await
+        }
+        Mode::Json => {
+            if prompts.is_empty() {
+                say(&io.stderr, "pi: no prompt given (pass a message or pipe input)");
+                return 1;
+            }
+            crate::modes::print::run_json(&session, app.header_json(), prompts.messages, io.stdout.clone()).await
+        }
+        Mode::Text if args.print || !io.interactive => {
+            if prompts.is_empty() {
+                say(&io.stderr, "pi: no prompt given (pass a message or pipe input)");
+                return 1;
+            }
+            crate::modes::print::run_text(&session, prompts.messages, io.stdout.clone(), io.stderr.clone()).await
+        }
+        Mode::Text if uses_tui(args, io) => {
+            let header = vec![
+                format!("pi {VERSION} · {} · {}", describe(&choice), session.cwd().display()),
+                "Enter sends · Esc aborts · /help lists commands and keys".to_owned(),
+            ];
+            let options = crate::modes::interactive::InteractiveOptions {
+                header,
+                initial: prompts.messages,
+                requests: tui_requests,
+                warnings: tui_warnings,
+                ..Default::default()
+            };
+            crate::modes::interactive::run_interactive(app, options).await
+        }
+        Mode::Text => {
+            let banner = format!(
+                "pi {VERSION} · {} · {}\nType a message; /apply or /discard a pending preview; /quit to leave.\n",
+                describe(&choice),
+                session.cwd().display()
+            );
+            crate::modes::line::run_line(&session, &banner, prompts.messages, io.stdout.clone()).await
+        }
+    }
+}
+
+/// Whether this run is the full-screen interactive mode.
+fn uses_tui(args: &Args, io: &Io) -> bool {
+    args.mode() == Mode::Text && !args.print && io.interactive && !dumb_terminal()
+}
+
+/// `TERM=dumb` (or unset): the line mode, not the full interface.
+fn dumb_terminal() -> bool {
+    matches!(std::env::var("TERM").as_deref(), Err(_) | Ok("dumb") | Ok(""))
+}
+
+/// `pi --demo` on a terminal: the interactive mode on the demo's session; whatever the user sends,
+/// the scripted model plays the demo.
+async fn run_demo_interactive() -> i32 {
+    let demo = match crate::demo::demo_session(crate::demo::DemoOptions { paced: true }).await {
+        Ok(demo) => demo,
+        Err(error) => {
+            eprintln!("pi: {error}");
+            return 1;
+        }
+    };
+    let over = || pi_agent_core::faux::faux_assistant_text(crate::demo::SCRIPT_OVER);
+    demo.faux.append_responses((0..100).map(|_| over()));
+    let store = SessionManager::in_memory(&demo.root);
+    let registry = Arc::new(ModelRegistry::builtin());
+    let app = App::new(demo.session.clone(), store, registry, None, Arc::new(|_| {}));
+    let header = vec![
+        format!(
+            "pi demo: a scripted model (no network) working on a copy of a small project in {}",
+            demo.root.display()
+        ),
+        format!(
+            "Send any message (for example: {}) and watch the script play; /quit leaves.",
+            crate::demo::DEMO_PROMPT
+        ),
+    ];
+    let options = crate::modes::interactive::InteractiveOptions {
+        header,
+        show_history: false,
+        ..Default::default()
+    };
+    crate::modes::interactive::run_interactive(app, options).await
+}
+
+/// SIGINT, SIGTERM and SIGHUP: the first one during a run aborts the run (the mode then ends as
+/// usual, the session file holding everything that finished); one while idle, or a second one,
+/// exits with 128 + the signal number.
+fn watch_signals(session: AgentSession) -> tokio::task::JoinHandle<()> {
+    // The handlers are installed before this returns (not when the task first runs), so a signal
+    // that arrives right after start-up is ours, not the default action.
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let handlers = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        );
+        tokio::spawn(async move {
+            let (Ok(mut int), Ok(mut term), Ok(mut hup)) = handlers else {
+                return;
+            };
+            let aborting = Arc::new(AtomicBool::new(false));
+            loop {
+                let code = tokio::select! {
+                    _ = int.recv() => 130,
+                    _ = term.recv() => 143,
+                    _ = hup.recv() => 129,
+                };
+                abort_or_exit(&session, &aborting, code);
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::spawn(async move {
+            let aborting = Arc::new(AtomicBool::new(false));
+            while tokio::signal::ctrl_c().await.is_ok() {
+                abort_or_exit(&session, &aborting, 130);
+            }
+        })
+    }
+}
+
+/// Aborts the active run in the background, or exits when idle or already aborting.
+fn abort_or_exit(session: &AgentSession, aborting: &Arc<AtomicBool>, code: i32) {
+    if aborting.swap(true, Ordering::SeqCst) || !session.agent().is_streaming() {
+        crate::modes::interactive::restore_terminal();
+        std::process::exit(code);
+    }
+    let (session, aborting) = (session.clone(), aborting.clone());
+    tokio::spawn(async move {
+        session.abort().await;
+        aborting.store(false, Ordering::SeqCst);
+    });
+}
+
+/// Loads settings and models, chooses the model, builds the prompts and the session. `Ok(None)`
+/// when the run is complete already (`--list-models`).
+pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Option<Prepared>, CliError> {
+    let cwd = match &extensions.cwd {
+        Some(cwd) => cwd.clone(),
+        None => std::env::current_dir().map_err(|e| CliError(format!("pi: cannot read the working directory: {e}")))?,
+    };
+    let paths = match &extensions.agent_dir {
+        Some(dir) => AgentPaths::new(dir.clone()),
+        None => AgentPaths::from_process_env()
+            .ok_or_else(|| CliError("pi: HOME is not set (or set PI_CODING_AGENT_DIR)".to_owned()))?,
+    };
+    let (settings, registry) = {
+        let paths = paths.clone();
+        let cwd = cwd.clone();
+        tokio::task::spawn_blocking(move || load_config(&paths, &cwd))
+            .await
+            .map_err(CliError::from)??
+    };
+    if let Some(search) = &args.list_models {
+        say(&io.stdout, &list_models(&registry, search));
+        return Ok(None);
+    }
+    let request = ModelRequest {
+        provider: args.provider.as_deref(),
+        model: args.model.as_deref(),
+        thinking: args.thinking.as_deref(),
+    };
+    let choice = choose_model(&request, &settings, &registry)
+        .map_err(|e| CliError(format!("pi: {e}")))?
+        .ok_or_else(|| CliError(no_model_help()))?;
+    let prompts = {
+        let messages = args.messages.clone();
+        let stdin = io.stdin.clone();
+        let cwd = cwd.clone();
+        tokio::task::spawn_blocking(move || build_prompts(&messages, stdin.as_deref(), &cwd))
+            .await
+            .map_err(CliError::from)?
+            .map_err(|e| CliError(format!("pi: {e}")))?
+    };
+    let registry = Arc::new(registry);
+    // The interactive mode shows warnings (custom tools that failed to load, a failed session
+    // write) as notices: stderr would tear through its screen.
+    let (warn, tui_warnings): (WarnFn, _) = if uses_tui(args, io) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        (Arc::new(move |warning| drop(tx.send(warning))), Some(rx))
+    } else {
+        let warn_to = io.stderr.clone();
+        (Arc::new(move |warning| say(&warn_to, &warning)), None)
+    };
+    let (session, rpc_ui, tui_requests) = build_session(
+        args,
+        &settings,
+        &choice,
+        registry.clone(),
+        &cwd,
+        &paths,
+        extensions,
+        io,
+        &warn,
+    )
+    .await?;
+    let root = match &args.session_dir {
+        Some(dir) => SessionRoot::Flat(cwd.join(dir)),
+        None => SessionRoot::PerCwd(paths.sessions_dir()),
+    };
+    let (store, restored) = open_store(args, &cwd, &root, io).await?;
+    let app = App::new(session, store, registry, (!args.no_session).then_some(root), warn);
+    if restored {
+        app.restore(args.model.is_some() || args.provider.is_some(), args.thinking.is_some());
+    }
+    Ok(Some(Prepared {
+        app,
+        choice,
+        prompts,
+        rpc_ui,
+        tui_requests,
+        tui_warnings,
+    }))
+}
+
+/// The session file the flags ask for, and whether it has history to restore.
+async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Result<(SessionManager, bool), CliError> {
+    if args.no_session {
+        return Ok((SessionManager::in_memory(cwd), false));
+    }
+    let fail = |e: SessionError| CliError(format!("pi: {e}"));
+    let opened = |(store, warnings): (SessionManager, Vec<LoadWarning>)| {
+        for warning in warnings {
+            say(&io.stderr, &format!("pi: warning: {warning}"));
+        }
+        (store, true)
+    };
+    let (args_session, cwd_owned, root_owned) = (args.session.clone(), cwd.to_path_buf(), root.clone());
+    if let Some(wanted) = args_session {
+        // A path (not an id prefix) is resolved here, `~` and `@` included, as the tools resolve theirs.
+        let wanted = if pi_session_store::looks_like_path(&wanted) {
+            pi_tools::path::resolve_path(cwd, &wanted)
+                .to_string_lossy()
+                .into_owned()
+        } else {
+            wanted
+        };
+        let found = tokio::task::spawn_blocking(move || {
+            match SessionManager::find(root_owned, &cwd_owned, &wanted) {
+                Ok(path) => SessionManager::open(path).map(Some),
+                // A path that does not exist yet names the file of a new session.
+                Err(_) if wanted.contains('/') || wanted.ends_with(".jsonl") => Ok(None),
+                Err(error) => Err(error),
+            }
+        })
+        .await
+        .map_err(CliError::from)?
+        .map_err(fail)?;
+        return Ok(match found {
+            Some(loaded) => opened(loaded),
+            None => {
+                let file = cwd.join(args.session.as_deref().unwrap_or_default());
+                (SessionManager::create_at(cwd, file), false)
+            }
+        });
+    }
+    if args.continue_session {
+        let recent = tokio::task::spawn_blocking(move || SessionManager::continue_recent(&cwd_owned, root_owned))
+            .await
+            .map_err(CliError::from)?
+            .map_err(fail)?;
+        if let Some(loaded) = recent {
+            return Ok(opened(loaded));
+        }
+    }
+    if args.resume
+        && let Some(path) = pick_session(cwd, root, io).await?
+    {
+        let loaded = tokio::task::spawn_blocking(move || SessionManager::open(path))
+            .await
+            .map_err(CliError::from)?
+            .map_err(fail)?;
+        return Ok(opened(loaded));
+    }
+    SessionManager::create(cwd, root.clone())
+        .map(|s| (s, false))
+        .map_err(fail)
+}
+
+/// `-r`: lists this directory's sessions and reads the number of one from the terminal.
+async fn pick_session(cwd: &Path, root: &SessionRoot, io: &Io) -> Result<Option<PathBuf>, CliError> {
+    if !io.interactive {
+        return Err(CliError(
+            "pi: --resume needs a terminal to pick from; use --session <id> or -c".to_owned(),
+        ));
+    }
+    let sessions = SessionManager::list(cwd, root.clone()).map_err(|e| CliError(format!("pi: {e}")))?;
+    if sessions.is_empty() {
+        say(&io.stderr, "pi: no sessions in this directory yet; starting a new one");
+        return Ok(None);
+    }
+    let mut menu = String::from("Sessions of this directory, newest first:\n");
+    for (index, info) in sessions.iter().enumerate().take(30) {
+        let title = info
+            .name
+            .clone()
+            .or_else(|| info.first_message.clone())
+            .unwrap_or_default()
+            .replace('\n', " ");
+        let title: String = title.chars().take(70).collect();
+        menu.push_str(&format!(
+            "{:>3}) {title} ({} messages)\n",
+            index + 1,
+            info.message_count
+        ));
+    }
+    menu.push_str("Number (empty for a new session): ");
+    {
+        let mut out = io.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = out.write_all(menu.as_bytes());
+        let _ = out.flush();
+    }
+    let line = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|_| line)
+    })
+    .await
+    .map_err(CliError::from)?
+    .map_err(CliError::from)?;
+    let choice = line.trim();
+    if choice.is_empty() {
+        return Ok(None);
+    }
+    match choice
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| sessions.get(n.wrapping_sub(1)))
+    {
+        Some(info) => Ok(Some(info.path.clone())),
+        None => Err(CliError(format!("pi: no session numbered {choice}"))),
+    }
+}
+
+fn load_config(paths: &AgentPaths, cwd: &Path) -> Result<(Settings, ModelRegistry), CliError> {
+    let settings = Settings::load(&paths.settings_file(), Some(&project_settings_file(cwd)))
+        .map_err(|e| CliError(format!("pi: {e}")))?;
+    let registry = ModelRegistry::load(&paths.models_file()).map_err(|e| CliError(format!("pi: {e}")))?;
+    Ok((settings, registry))
+}
+
+/// The active tool names the flags ask for, given the loaded custom tools: pi's defaults plus every
+/// custom tool; `--tools` exactly those listed; `--no-builtin-tools` only the custom tools;
+/// `--no-tools` none.
+pub fn requested_tools(args: &Args, custom: &[String]) -> Vec<String> {
+    if args.no_tools {
+        return Vec::new();
+    }
+    if args.no_builtin_tools {
+        return custom.to_vec();
+    }
+    match &args.tools {
+        Some(names) => names
+            .iter()
+            .map(|n| n.trim().to_owned())
+            .filter(|n| !n.is_empty())
+            .collect(),
+        None => DEFAULT_ACTIVE_TOOLS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain(custom.iter().cloned())
+            .collect(),
+    }
+}
+
+/// Discovers and loads the custom tools into `session`; every load error goes to stderr. Returns
+/// the names of the tools registered.
+async fn load_custom_tools(
+    args: &Args,
+    settings: &Settings,
+    session: &AgentSession,
+    paths: &AgentPaths,
+    extensions: &RunOptions,
+    warn: &WarnFn,
+) -> Vec<String> {
+    if args.no_tools {
+        return Vec::new();
+    }
+    let locations = {
+        let global = paths.tools_dir();
+        let cwd = session.cwd().to_path_buf();
+        let configured = settings.custom_tools.clone();
+        let cli = args.tool.clone();
+        tokio::task::spawn_blocking(move || {
+            discover(Some(&global), &cwd, &configured, &cli, &|name| std::env::var(name).ok())
+        })
+        .await
+        .unwrap_or_default()
+    };
+    let reserved: Vec<String> = session.tool_registry().iter().map(|t| t.name().to_owned()).collect();
+    let reserved: Vec<&str> = reserved.iter().map(String::as_str).collect();
+    let loaded = load_all(
+        &extensions.factories,
+        &locations,
+        &settings.mcp_servers,
+        &session.tool_api(),
+        &reserved,
+    )
+    .await;
+    let (names, more_errors) = session.add_custom_tools(&loaded);
+    for error in loaded.errors.iter().chain(&more_errors) {
+        warn(format!("pi: custom tool {error}"));
+    }
+    names
+}
+
+/// The session, and the user interface installed for RPC or interactive mode before the custom
+/// tools loaded.
+type BuiltSession = (
+    AgentSession,
+    Option<crate::modes::rpc::RpcUi>,
+    Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::dialogs::UiRequest>>,
+);
+
+#[allow(clippy::too_many_arguments)]
+async fn build_session(
+    args: &Args,
+    settings: &Settings,
+    choice: &ModelChoice,
+    registry: Arc<ModelRegistry>,
+    cwd: &Path,
+    paths: &AgentPaths,
+    extensions: &RunOptions,
+    io: &Io,
+    warn: &WarnFn,
+) -> Result<BuiltSession, CliError> {
+    let mut session_settings = SessionSettings {
+        ast_edit: settings.ast_edit_enabled.unwrap_or(true),
+        ast_grep: settings.ast_grep_enabled.unwrap_or(true),
+        shell: settings.shell_path.as_ref().map(PathBuf::from),
+        shell_command_prefix: settings.shell_command_prefix.clone(),
+        ..SessionSettings::default()
+    };
+    if let Some(mode) = settings.tool_execution {
+        session_settings.tool_execution = mode;
+    }
+    let providers: Arc<dyn StreamFn> = Arc::new(Providers::new(HttpClient::default()).with_registry(registry));
+    let mut options = SessionOptions::new(cwd, choice.model.clone())
+        .stream_fn(providers)
+        .settings(session_settings)
+        .tools(Vec::<String>::new());
+    options.thinking_level = choice.thinking;
+    let session = AgentSession::new(options).map_err(|e| CliError(format!("pi: {e}")))?;
+    // RPC mode answers tools' questions: install it before the tools load so they see `hasUI`.
+    let rpc_ui = (args.mode() == Mode::Rpc).then(|| crate::modes::rpc::install_session_ui(&session, io.stdout.clone()));
+    // So does the interactive mode, with dialogs.
+    let tui_requests = uses_tui(args, io).then(|| crate::modes::interactive::install_ui(&session));
+    let custom = load_custom_tools(args, settings, &session, paths, extensions, warn).await;
+    session
+        .set_active_tools(requested_tools(args, &custom))
+        .map_err(|e| CliError(format!("pi: {e}")))?;
+    session
+        .agent()
+        .update_config(|config| config.api_key = args.api_key.clone());
+    if let Some(mode) = settings.steering_mode {
+        session.agent().set_steering_mode(mode);
+    }
+    if let Some(mode) = settings.follow_up_mode {
+        session.agent().set_follow_up_mode(mode);
+    }
+    let prompt = {
+        let tools: Vec<(String, String)> = session
+            .agent()
+            .tools()
+            .iter()
+            .map(|t| (t.name().to_owned(), t.description().to_owned()))
+            .collect();
+        let custom = args.system_prompt.clone();
+        let append = args.append_system_prompt.clone();
+        let no_context = args.no_context_files;
+        let cwd = cwd.to_path_buf();
+        let global = paths.global_context_file();
+        tokio::task::spawn_blocking(move || {
+            let context_files = if no_context {
+                Vec::new()
+            } else {
+                find_context_files(&cwd, Some(&global))
+            };
+            build_system_prompt(&PromptParts {
+                tools: tools.iter().map(|(n, d)| (n.as_str(), d.as_str())).collect(),
+                custom: custom.map(|c| text_or_file(&c, &cwd)),
+                append: append.map(|a| text_or_file(&a, &cwd)),
+                context_files,
+                now: now_text(),
+                cwd: cwd.display().to_string(),
+            })
+        })
+        .await
+        .map_err(CliError::from)?
+    };
+    session.agent().set_system_prompt(prompt);
+    Ok((session, rpc_ui, tui_requests))
+}

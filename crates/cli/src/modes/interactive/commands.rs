@@ -1,0 +1,67 @@
+//! Slash commands of the interactive mode.
+
+/// A command typed in the editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashCommand {
+    /// `/model`: pick another model.
+    Model,
+    /// `/new`: start a new session.
+    New,
+    /// `/resume`: open another session of this directory.
+    Resume,
+    /// `/tree`: go back to an earlier message of this session (a new branch in the same file).
+    Tree,
+    /// `/fork`: a new session from an earlier message.
+    Fork,
+    /// `/session`: show the session's file, id and usage.
+    Session,
+    /// `/apply [reason]`: apply the pending preview.
+    Apply(String),
+    /// `/discard [reason]`: discard the pending preview.
+    Discard(String),
+    /// `/quit` (or `/exit`).
+    Quit,
+    /// `/help`: list the commands and keys.
+    Help,
+}
+
+/// Every command with its one-line help, for `/help` and completion.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/model", "pick another model"),
+    ("/new", "start a new session"),
+    ("/resume", "open another session of this directory"),
+    ("/tree", "continue from an earlier message (a new branch)"),
+    ("/fork", "a new session from an earlier message"),
+    ("/session", "show the session file, id and usage"),
+    ("/apply", "apply the pending preview [reason]"),
+    ("/discard", "discard the pending preview [reason]"),
+    ("/help", "commands and keys"),
+    ("/quit", "leave pi"),
+];
+
+/// The command in `text`, or `None` when it is a message (or an unknown `/word`, sent as is).
+///
+/// ```
+/// use pi_cli::modes::interactive::commands::{SlashCommand, parse};
+/// assert_eq!(parse("/apply Looks right."), Some(SlashCommand::Apply("Looks right.".into())));
+/// assert_eq!(parse("/quit"), Some(SlashCommand::Quit));
+/// assert_eq!(parse("/etc/hosts is odd"), None);
+/// ```
+pub fn parse(text: &str) -> Option<SlashCommand> {
+    let text = text.trim();
+    let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    let rest = rest.trim().to_owned();
+    Some(match word {
+        "/model" => SlashCommand::Model,
+        "/new" => SlashCommand::New,
+        "/resume" => SlashCommand::Resume,
+        "/tree" => SlashCommand::Tree,
+        "/fork" => SlashCommand::Fork,
+        "/session" => SlashCommand::Session,
+        "/apply" => SlashCommand::Apply(rest),
+        "/discard" => SlashCommand::Discard(rest),
+        "/quit" | "/exit" => SlashCommand::Quit,
+        "/help" => SlashCommand::Help,
+        _ => return None,
+    })
+}

@@ -1,0 +1,530 @@
+//! The interactive mode: pi's terminal interface on `pi-tui`.
+//!
+//! The conversation is printed into the terminal's own scrollback as it finishes — scroll, search
+//! and copy work as in a shell — while a live region at the bottom is redrawn in place: the
+//! answer being streamed, running tool blocks, the loader, the pending-preview banner, dialogs,
+//! the editor and the footer.
+//!
+//! | key | does |
+//! | --- | --- |
+//! | Enter | send; while a run streams, steer it |
+//! | Alt+Enter | while a run streams, queue a follow-up |
+//! | Alt+Up | put the queued steering / follow-up messages back into the editor |
+//! | Esc | abort the run |
+//! | Alt+Y / Alt+N | apply / discard the pending preview |
+//! | Ctrl+O | expand or collapse tool blocks |
+//! | Ctrl+C | clear the editor; twice on an empty one, exit |
+//! | Ctrl+D | exit (on an empty editor) |
+//!
+//! Slash commands: see [`commands`].
+//!
+//! The parts: [`screen::Screen`] is the state and draws lines (pure, snapshot-tested);
+//! [`transcript`] turns session events into items; [`render`] and [`tools`] draw the items;
+//! [`dialogs`] answers tools' questions; [`run_with_terminal`] is the loop, on any writer and event
+//! source (the tests drive it through a vt100 terminal); [`run_interactive`] runs it on the real
+//! terminal.
+
+pub mod commands;
+pub mod dialogs;
+pub mod footer;
+mod panic_hook;
+pub mod render;
+pub mod screen;
+mod terminal;
+pub mod tools;
+pub mod transcript;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::Event;
+use pi_agent_core::{AgentError, AgentEvent, AgentMessage};
+use pi_tui::{InlineRenderer, Loader, SelectItem, Theme};
+use tokio::sync::mpsc;
+
+use commands::{COMMANDS, SlashCommand};
+use dialogs::{TuiUi, UiRequest};
+use pi_coding_agent::app::App;
+use pi_coding_agent::resolve::ResolveAction;
+use pi_coding_agent::session::SessionEvent;
+use render::Renderers;
+use screen::{Action, PickerKind, Screen};
+use transcript::NoticeKind;
+
+pub use terminal::restore as restore_terminal;
+
+/// How the interactive mode starts.
+#[derive(Debug)]
+pub struct InteractiveOptions {
+    /// The colours.
+    pub theme: Theme,
+    /// Lines shown first (pi's version, model and working directory).
+    pub header: Vec<String>,
+    /// Messages sent as soon as the screen is up (the command line's prompt).
+    pub initial: Vec<AgentMessage>,
+    /// The tools' questions ([`install_ui`] makes the channel).
+    pub requests: Option<mpsc::UnboundedReceiver<UiRequest>>,
+    /// Warnings to show as notices (the session file could not be written).
+    pub warnings: Option<mpsc::UnboundedReceiver<String>>,
+    /// Show the session's earlier messages (a continued or resumed session).
+    pub show_history: bool,
+}
+
+impl Default for InteractiveOptions {
+    fn default() -> Self {
+        InteractiveOptions {
+            theme: Theme::dark(),
+            header: Vec::new(),
+            initial: Vec::new(),
+            requests: None,
+            warnings: None,
+            show_history: true,
+        }
+    }
+}
+
+/// Makes the interactive mode the tools' user interface (call it before custom tools load, so
+/// they see `hasUI`); the receiver goes into [`InteractiveOptions::requests`].
+pub fn install_ui(session: &pi_coding_agent::session::AgentSession) -> mpsc::UnboundedReceiver<UiRequest> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    session.set_ui(Arc::new(TuiUi::new(tx)));
+    rx
+}
+
+/// A terminal for [`run_with_terminal`]: where output goes, its size, and its events (keys,
+/// pastes, resizes). The channel closing ends the mode.
+#[derive(Debug)]
+pub struct Terminal<W: Write> {
+    /// The output.
+    pub out: W,
+    /// Columns and rows.
+    pub size: (u16, u16),
+    /// The input events.
+    pub events: mpsc::UnboundedReceiver<Event>,
+}
+
+/// Runs the interactive mode on the process's terminal until the user leaves; returns the exit
+/// code.
+pub async fn run_interactive(app: App, options: InteractiveOptions) -> i32 {
+    let guard = match terminal::TerminalGuard::enter() {
+        Ok(guard) => guard,
+        Err(error) => {
+            eprintln!("pi: cannot use the terminal: {error}");
+            return 1;
+        }
+    };
+    let hook = panic_hook::install(std::thread::current().id(), terminal::restore);
+    let stop = Arc::new(AtomicBool::new(false));
+    let events = terminal::spawn_input(stop.clone());
+    let term = Terminal {
+        out: std::io::stdout(),
+        size: terminal::size(),
+        events,
+    };
+    let code = run_with_terminal(&app, options, term).await;
+    stop.store(true, Ordering::SeqCst);
+    drop(hook);
+    drop(guard);
+    code
+}
+
+/// What a finished run reports.
+type RunResult = Result<(), AgentError>;
+
+/// The loop of the interactive mode, on any terminal.
+pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions, term: Terminal<W>) -> i32 {
+    let session = app.session().clone();
+    let mut screen = Screen::new(options.theme);
+    let (width, height) = term.size;
+    let mut renderer = InlineRenderer::new(term.out, width, height);
+    let mut input = term.events;
+    let (event_tx, mut events) = mpsc::unbounded_channel::<SessionEvent>();
+    let subscription = session.subscribe(move |event| {
+        let _ = event_tx.send(event.clone());
+    });
+    let (run_tx, mut runs) = mpsc::unbounded_channel::<RunResult>();
+    let mut requests = options.requests.unwrap_or_else(|| mpsc::unbounded_channel().1);
+    let mut warnings = options.warnings.unwrap_or_else(|| mpsc::unbounded_channel().1);
+    let mut ticker = tokio::time::interval(Loader::INTERVAL);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+
+    for line in &options.header {
+        screen.notice(line.clone(), NoticeKind::Info);
+    }
+    if options.show_history {
+        screen.transcript_mut().load_messages(&session.agent().messages());
+    }
+    screen.set_renderers(renderers(app));
+    refresh(&mut screen, app);
+    if !options.initial.is_empty() {
+        start_run(&mut screen, app, options.initial, &run_tx);
+    }
+
+    let mut code = 0;
+    loop {
+        for message in panic_hook::take_reported() {
+            screen.notice(format!("pi: {message}"), NoticeKind::Error);
+        }
+        if draw(&mut screen, &mut renderer).is_err() {
+            code = 1;
+            break;
+        }
+        let mut action = None;
+        tokio::select! {
+            event = input.recv() => match event {
+                Some(Event::Key(key)) => action = screen.handle_key(key),
+                Some(Event::Paste(text)) => screen.handle_paste(&text),
+                Some(Event::Resize(width, height)) => {
+                    let _ = renderer.resize(width, height);
+                }
+                Some(_) => {}
+                None => action = Some(Action::Exit),
+            },
+            Some(event) = events.recv() => {
+                let mut stale = changes_footer(&event);
+                screen.apply(&event);
+                while let Ok(event) = events.try_recv() {
+                    stale |= changes_footer(&event);
+                    screen.apply(&event);
+                }
+                if stale {
+                    refresh(&mut screen, app);
+                }
+            }
+            Some(request) = requests.recv() => screen.push_request(request),
+            Some(warning) = warnings.recv() => screen.notice(warning, NoticeKind::Warning),
+            Some(result) = runs.recv() => {
+                // Events still on their way belong to the run that just ended.
+                while let Ok(event) = events.try_recv() {
+                    screen.apply(&event);
+                }
+                screen.set_running(false);
+                if let Err(error) = result {
+                    screen.notice(error.to_string(), NoticeKind::Error);
+                }
+                refresh(&mut screen, app);
+            }
+            _ = ticker.tick(), if screen.is_running() => screen.tick(),
+        }
+        if let Some(action) = action
+            && !perform(action, &mut screen, app, &run_tx).await
+        {
+            break;
+        }
+    }
+    if screen.is_running() {
+        session.abort().await;
+        // Let the aborted run end, so its last events reach the screen.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), runs.recv()).await;
+        while let Ok(event) = events.try_recv() {
+            screen.apply(&event);
+        }
+        screen.set_running(false);
+    }
+    subscription.unsubscribe();
+    let _ = draw(&mut screen, &mut renderer);
+    let _ = renderer.finish();
+    code
+}
+
+/// Commits what finished and redraws the live region. The terminal's cursor stays hidden (the
+/// editor draws its own): the renderer then rests at the live region's first row, which keeps a
+/// resize exact however the terminal reflows.
+fn draw<W: Write>(screen: &mut Screen, renderer: &mut InlineRenderer<W>) -> std::io::Result<()> {
+    let width = renderer.width();
+    let committed = screen.take_commit(width);
+    renderer.commit(&committed)?;
+    let (live, _cursor) = screen.render_live(width);
+    renderer.draw(&live)
+}
+
+/// The custom tools with their renderers.
+fn renderers(app: &App) -> Renderers {
+    let session = app.session();
+    session
+        .agent()
+        .tools()
+        .iter()
+        .filter_map(|tool| {
+            session
+                .custom_tool(tool.name())
+                .map(|custom| (tool.name().to_owned(), custom))
+        })
+        .collect()
+}
+
+/// Whether `event` can change the footer or the pending banner: streamed deltas and partial tool
+/// results cannot (usage arrives with `message_end`), and they are most events, so the footer,
+/// which walks the whole history, is not rebuilt for them.
+fn changes_footer(event: &SessionEvent) -> bool {
+    !matches!(
+        event,
+        SessionEvent::Agent(AgentEvent::MessageUpdate { .. } | AgentEvent::ToolExecutionUpdate { .. })
+    )
+}
+
+/// Footer and pending banner from the session as it is now.
+fn refresh(screen: &mut Screen, app: &App) {
+    let session = app.session();
+    screen.set_footer(footer::footer_info(session));
+    screen.set_pending(session.pending_actions().peek().map(|action| action.label.clone()));
+}
+
+/// Starts a run of `messages` in the background.
+fn start_run(screen: &mut Screen, app: &App, messages: Vec<AgentMessage>, done: &mpsc::UnboundedSender<RunResult>) {
+    screen.set_running(true);
+    let session = app.session().clone();
+    let done = done.clone();
+    tokio::spawn(async move {
+        let mut result = Ok(());
+        for message in messages {
+            result = session.agent().prompt(message).await;
+            if result.is_err() {
+                break;
+            }
+        }
+        let _ = done.send(result);
+    });
+}
+
+/// Carries out `action`; `false` to leave.
+async fn perform(action: Action, screen: &mut Screen, app: &App, runs: &mpsc::UnboundedSender<RunResult>) -> bool {
+    let session = app.session();
+    match action {
+        Action::Exit => return false,
+        Action::Prompt(text) => start_run(screen, app, vec![AgentMessage::user(text)], runs),
+        Action::Steer(text) => session.steer(AgentMessage::user(text)),
+        Action::FollowUp(text) => session.follow_up(AgentMessage::user(text)),
+        Action::RestoreQueued => {
+            let queued = session.clear_queues();
+            let texts = queued.iter().filter_map(AgentMessage::as_user);
+            screen.restore_queued(texts.map(|message| message.content.text()).collect());
+        }
+        Action::Abort => {
+            let session = session.clone();
+            tokio::spawn(async move { session.abort().await });
+        }
+        Action::Resolve { action, reason } => {
+            if session.pending_actions().peek().is_none() {
+                screen.notice("Nothing is pending.", NoticeKind::Warning);
+                return true;
+            }
+            let verb = match action {
+                ResolveAction::Apply => "apply",
+                ResolveAction::Discard => "discard",
+            };
+            let (result, is_error) = match session.resolve_pending(action, &reason).await {
+                Ok(result) => (result, false),
+                Err(error) => (error.into_result(), true),
+            };
+            screen.transcript_mut().user_resolution(verb, &reason, result, is_error);
+            refresh(screen, app);
+        }
+        Action::Command(command) => command_action(command, screen, app).await,
+        Action::Pick { kind, id } => picked(kind, &id, screen, app).await,
+    }
+    true
+}
+
+/// Whether `command` has to wait for the run to end; says so on screen.
+fn busy(screen: &mut Screen) -> bool {
+    if screen.is_running() {
+        screen.notice(
+            "Wait for the run to finish, or press Esc to abort it.",
+            NoticeKind::Warning,
+        );
+    }
+    screen.is_running()
+}
+
+async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
+    match command {
+        SlashCommand::Model => {
+            let current = app.session().agent().model();
+            let models = app.registry().all();
+            let selected = models
+                .iter()
+                .position(|m| m.provider == current.provider && m.id == current.id)
+                .unwrap_or(0);
+            let items = models
+                .iter()
+                .map(|model| {
+                    let id = format!("{}/{}", model.provider, model.id);
+                    let mut item = SelectItem::new(id.clone());
+                    if !model.name.is_empty() && model.name != model.id {
+                        item = item.with_description(model.name.clone());
+                    }
+                    (id, item)
+                })
+                .collect();
+            screen.open_picker(PickerKind::Model, "Select a model", items, selected);
+        }
+        SlashCommand::New => {
+            if busy(screen) {
+                return;
+            }
+            match app.new_session(None).await {
+                Ok(()) => screen.notice("✓ New session started", NoticeKind::Info),
+                Err(error) => screen.notice(error, NoticeKind::Error),
+            }
+            refresh(screen, app);
+        }
+        SlashCommand::Resume => match app.sessions().await {
+            Ok(sessions) if sessions.is_empty() => {
+                screen.notice("No other sessions in this directory.", NoticeKind::Info)
+            }
+            Ok(sessions) => {
+                let items = sessions
+                    .iter()
+                    .map(|info| {
+                        let title = info
+                            .name
+                            .clone()
+                            .or_else(|| info.first_message.clone())
+                            .unwrap_or_else(|| "(no messages)".to_owned());
+                        let title = title.lines().next().unwrap_or_default().to_owned();
+                        let item = SelectItem::new(title).with_description(format!(
+                            "{} messages · {}",
+                            info.message_count,
+                            ago(info.modified)
+                        ));
+                        (info.path.display().to_string(), item)
+                    })
+                    .collect();
+                screen.open_picker(PickerKind::Resume, "Resume a session", items, 0);
+            }
+            Err(error) => screen.notice(error, NoticeKind::Error),
+        },
+        SlashCommand::Tree | SlashCommand::Fork => {
+            let fork = command == SlashCommand::Fork;
+            let messages: Vec<_> = app
+                .user_messages()
+                .into_iter()
+                .filter(|m| !fork || m.on_branch)
+                .collect();
+            if messages.is_empty() {
+                screen.notice("No messages yet.", NoticeKind::Info);
+                return;
+            }
+            let selected = messages.iter().rposition(|m| m.on_branch).unwrap_or(0);
+            let items = messages
+                .into_iter()
+                .map(|message| {
+                    let first = message.text.lines().next().unwrap_or_default().to_owned();
+                    let marker = if message.on_branch && !fork { "• " } else { "  " };
+                    let label = format!("{}{marker}{first}", "  ".repeat(message.level));
+                    (message.id, SelectItem::new(label))
+                })
+                .collect();
+            let (kind, title) = if fork {
+                (PickerKind::Fork, "Fork a new session from a message")
+            } else {
+                (PickerKind::Tree, "Continue from an earlier message (• current branch)")
+            };
+            screen.open_picker(kind, title, items, selected);
+        }
+        SlashCommand::Session => {
+            let stats = app.stats();
+            let file = app
+                .session_file()
+                .map(|f| f.display().to_string())
+                .unwrap_or_else(|| "(not saved)".to_owned());
+            let id = app.header_json()["id"].as_str().unwrap_or_default().to_owned();
+            screen.notice(
+                format!(
+                    "Session {id}\nFile: {file}\nMessages: {} user, {} assistant, {} tool calls\nTokens: {} in, {} out, {} cache read, {} cache write\nCost: ${:.4}",
+                    stats.user_messages,
+                    stats.assistant_messages,
+                    stats.tool_calls,
+                    stats.input,
+                    stats.output,
+                    stats.cache_read,
+                    stats.cache_write,
+                    stats.cost
+                ),
+                NoticeKind::Info,
+            );
+        }
+        SlashCommand::Help => {
+            let mut text = String::from("Commands:");
+            for (name, help) in COMMANDS {
+                text.push_str(&format!("\n  {name:<10} {help}"));
+            }
+            text.push_str(
+                "\nKeys: enter send (steer while running) · alt+enter follow-up · alt+up restore queued · esc abort · alt+y / alt+n apply / discard the pending preview · ctrl+o expand · ctrl+c twice or ctrl+d exit",
+            );
+            screen.notice(text, NoticeKind::Info);
+        }
+        // Handled by the screen itself.
+        SlashCommand::Quit | SlashCommand::Apply(_) | SlashCommand::Discard(_) => {}
+    }
+}
+
+async fn picked(kind: PickerKind, id: &str, screen: &mut Screen, app: &App) {
+    match kind {
+        PickerKind::Model => {
+            let Some((provider, model_id)) = id.split_once('/') else {
+                return;
+            };
+            match app.registry().find(provider, model_id).cloned() {
+                Some(model) => {
+                    app.set_model(model);
+                    screen.notice(format!("Model: {id}"), NoticeKind::Info);
+                }
+                None => screen.notice(format!("Unknown model {id}"), NoticeKind::Error),
+            }
+        }
+        PickerKind::Resume => {
+            if busy(screen) {
+                return;
+            }
+            match app.switch_session(std::path::Path::new(id)).await {
+                Ok(warnings) => {
+                    screen.notice(format!("Resumed {id}"), NoticeKind::Info);
+                    for warning in warnings {
+                        screen.notice(warning.to_string(), NoticeKind::Warning);
+                    }
+                    screen.transcript_mut().load_messages(&app.session().agent().messages());
+                    screen.set_renderers(renderers(app));
+                }
+                Err(error) => screen.notice(error, NoticeKind::Error),
+            }
+        }
+        PickerKind::Tree | PickerKind::Fork => {
+            if busy(screen) {
+                return;
+            }
+            let (result, done) = if kind == PickerKind::Fork {
+                let result = app.fork(id).await.map(Some);
+                (result, "✓ Forked to a new session; edit the message and send it")
+            } else {
+                let result = app.navigate(id).await;
+                (
+                    result,
+                    "✓ Moved to an earlier point; what you send now starts a new branch",
+                )
+            };
+            if result.is_ok() {
+                screen.notice(done, NoticeKind::Info);
+            }
+            match result {
+                Ok(Some(text)) => screen.editor_mut().set_text(&text),
+                Ok(None) => {}
+                Err(error) => screen.notice(error, NoticeKind::Error),
+            }
+        }
+    }
+    refresh(screen, app);
+}
+
+/// `just now`, `5m ago`, `3h ago`, `2d ago`.
+fn ago(time: std::time::SystemTime) -> String {
+    let seconds = time.elapsed().map(|d| d.as_secs()).unwrap_or(0);
+    match seconds {
+        0..60 => "just now".to_owned(),
+        60..3600 => format!("{}m ago", seconds / 60),
+        3600..86_400 => format!("{}h ago", seconds / 3600),
+        _ => format!("{}d ago", seconds / 86_400),
+    }
+}

@@ -1,0 +1,521 @@
+//! The interactive screen: everything that is on the terminal, as state, without the terminal.
+//!
+//! [`Screen`] takes the session's events, the keys and the tools' questions, and answers with
+//! [`Action`]s for the loop to carry out. It draws two things: lines to commit (finished items, in
+//! order, printed once into the scrollback: [`Screen::take_commit`]) and the live region redrawn
+//! below them ([`Screen::render_live`]): the items still changing, the loader, queued messages,
+//! the pending-preview banner, a dialog or picker, the editor and the footer. Being pure, it is
+//! what the snapshot tests render.
+
+use std::collections::VecDeque;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use pi_tui::keys::{is_alt, is_alt_enter, is_alt_key, is_ctrl, is_escape, is_press};
+use pi_tui::{
+    Component, Editor, EditorAction, Line, Loader, SelectItem, SelectList, Selection, Slot, Theme, truncate_line,
+    wrap_line,
+};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Span;
+
+use super::commands::{self, SlashCommand};
+use super::dialogs::{Dialog, UiRequest};
+use super::footer::{self, FooterInfo};
+use super::render::{RenderContext, Renderers, render_item};
+use super::transcript::{Item, NoticeKind, Transcript};
+use pi_coding_agent::resolve::ResolveAction;
+use pi_coding_agent::session::SessionEvent;
+use pi_coding_agent::ui::NotifyKind;
+
+/// The reason recorded when the user resolves a preview from the keyboard without giving one.
+pub const USER_REASON: &str = "Decided by the user.";
+
+/// What the user asked for; the loop carries it out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Enter while idle: send a message.
+    Prompt(String),
+    /// Enter while a run streams: steer it.
+    Steer(String),
+    /// Alt+Enter while a run streams: a follow-up for when it ends.
+    FollowUp(String),
+    /// Esc while a run streams.
+    Abort,
+    /// Alt+Up while messages are queued: take them out of the agent's steering and follow-up
+    /// queues and give them to [`Screen::restore_queued`].
+    RestoreQueued,
+    /// Alt+Y / Alt+N, `/apply`, `/discard`: resolve the newest pending preview.
+    Resolve {
+        /// Apply or discard.
+        action: ResolveAction,
+        /// Why.
+        reason: String,
+    },
+    /// A slash command.
+    Command(SlashCommand),
+    /// An item chosen in a picker.
+    Pick {
+        /// Which picker.
+        kind: PickerKind,
+        /// The chosen item's id (a model `provider/id`, a session file, an entry id).
+        id: String,
+    },
+    /// Ctrl+D on an empty editor, Ctrl+C twice, `/quit`.
+    Exit,
+}
+
+/// What a picker chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickerKind {
+    /// `/model`.
+    Model,
+    /// `/resume`.
+    Resume,
+    /// `/tree`.
+    Tree,
+    /// `/fork`.
+    Fork,
+}
+
+#[derive(Debug)]
+struct Picker {
+    kind: PickerKind,
+    list: SelectList,
+    ids: Vec<String>,
+}
+
+/// A message waiting to reach the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Queued {
+    Steer(String),
+    FollowUp(String),
+}
+
+impl Queued {
+    fn text(&self) -> &str {
+        match self {
+            Queued::Steer(text) | Queued::FollowUp(text) => text,
+        }
+    }
+}
+
+/// The interactive screen's state. See the [module docs](self).
+pub struct Screen {
+    theme: Theme,
+    transcript: Transcript,
+    editor: Editor,
+    dialogs: VecDeque<Dialog>,
+    picker: Option<Picker>,
+    footer: Option<FooterInfo>,
+    pending: Option<String>,
+    running: bool,
+    loader: Loader,
+    queued: Vec<Queued>,
+    expanded: bool,
+    renderers: Renderers,
+    exit_armed: bool,
+    /// Items to print again (Ctrl+O shows the last turn's tool blocks expanded).
+    reprint: Vec<Item>,
+}
+
+impl Screen {
+    /// An empty screen.
+    pub fn new(theme: Theme) -> Self {
+        Screen {
+            editor: Editor::new(&theme).with_max_rows(10),
+            loader: Loader::new("Working…", &theme),
+            theme,
+            transcript: Transcript::new(),
+            dialogs: VecDeque::new(),
+            picker: None,
+            footer: None,
+            pending: None,
+            running: false,
+            queued: Vec::new(),
+            expanded: false,
+            renderers: Renderers::new(),
+            exit_armed: false,
+            reprint: Vec::new(),
+        }
+    }
+
+    /// The theme.
+    pub fn theme(&self) -> &Theme {
+        &self.theme
+    }
+
+    /// The transcript.
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// The transcript, to add to it.
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
+        &mut self.transcript
+    }
+
+    /// The editor.
+    pub fn editor_mut(&mut self) -> &mut Editor {
+        &mut self.editor
+    }
+
+    /// Whether tool blocks are expanded (Ctrl+O).
+    pub fn is_expanded(&self) -> bool {
+        self.expanded
+    }
+
+    /// Whether a run is streaming.
+    pub fn is_running(&self) -> bool {
+        self.running
+    }
+
+    /// Whether a dialog or picker has the keyboard.
+    pub fn has_overlay(&self) -> bool {
+        !self.dialogs.is_empty() || self.picker.is_some()
+    }
+
+    /// Applies one session event.
+    pub fn apply(&mut self, event: &SessionEvent) {
+        if let SessionEvent::Agent(pi_agent_core::AgentEvent::MessageStart {
+            message: pi_agent_core::AgentMessage::User(user),
+        }) = event
+        {
+            let text = user.content.text();
+            if let Some(index) = self.queued.iter().position(|q| q.text() == text) {
+                self.queued.remove(index);
+            }
+        }
+        self.transcript.apply(event);
+    }
+
+    /// A run started or ended. When it ends, messages still queued are dropped from the display
+    /// (the agent has them, or they were cleared by an abort).
+    pub fn set_running(&mut self, running: bool) {
+        if running && !self.running {
+            self.loader = Loader::new("Working…", &self.theme).with_hint("esc to interrupt");
+        }
+        if !running {
+            self.queued.clear();
+        }
+        self.running = running;
+    }
+
+    /// Advances the loader's spinner and clock.
+    pub fn tick(&mut self) {
+        self.loader.tick();
+    }
+
+    /// Sets the loader's elapsed time (tests).
+    pub fn tick_at(&mut self, elapsed: std::time::Duration) {
+        self.loader.tick_at(elapsed);
+    }
+
+    /// The newest pending preview's label, `None` when nothing is pending.
+    pub fn set_pending(&mut self, label: Option<String>) {
+        self.pending = label;
+    }
+
+    /// The footer.
+    pub fn set_footer(&mut self, info: FooterInfo) {
+        self.footer = Some(info);
+    }
+
+    /// Custom tools whose renderers draw their blocks.
+    pub fn set_renderers(&mut self, renderers: Renderers) {
+        self.renderers = renderers;
+    }
+
+    /// Adds a notice.
+    pub fn notice(&mut self, text: impl Into<String>, kind: NoticeKind) {
+        self.transcript.notice(text, kind);
+    }
+
+    /// A tool's question becomes a dialog (shown after those already waiting); a notification
+    /// becomes a notice.
+    pub fn push_request(&mut self, request: UiRequest) {
+        match Dialog::from_request(request, &self.theme) {
+            Ok(dialog) => self.dialogs.push_back(dialog),
+            Err((message, kind)) => {
+                let kind = match kind {
+                    NotifyKind::Info => NoticeKind::Info,
+                    NotifyKind::Warning => NoticeKind::Warning,
+                    NotifyKind::Error => NoticeKind::Error,
+                };
+                self.notice(message, kind);
+            }
+        }
+    }
+
+    /// Opens a picker: `items` are `(id, item)`; the chosen id comes back as [`Action::Pick`].
+    pub fn open_picker(&mut self, kind: PickerKind, title: &str, items: Vec<(String, SelectItem)>, selected: usize) {
+        let (ids, items): (Vec<String>, Vec<SelectItem>) = items.into_iter().unzip();
+        let mut list = SelectList::new(items, &self.theme)
+            .with_title(title)
+            .with_max_visible(10);
+        list.set_selected(selected);
+        self.picker = Some(Picker { kind, list, ids });
+    }
+
+    /// Ctrl+O: toggles expansion. Turning it on prints the last turn's tool blocks again,
+    /// expanded (the collapsed ones are in the scrollback already).
+    pub fn toggle_expanded(&mut self) {
+        self.expanded = !self.expanded;
+        if self.expanded {
+            self.reprint = self
+                .transcript
+                .committed_tools_of_last_turn()
+                .into_iter()
+                .cloned()
+                .collect();
+        }
+    }
+
+    /// Inserts a bracketed paste where the keyboard is.
+    pub fn handle_paste(&mut self, text: &str) {
+        if let Some(dialog) = self.dialogs.front_mut() {
+            dialog.handle_paste(text);
+        } else if self.picker.is_none() {
+            self.exit_armed = false;
+            self.editor.handle_paste(text);
+        }
+    }
+
+    /// Handles a key; returns what the loop should do, if anything.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if !is_press(&key) {
+            return None;
+        }
+        if let Some(dialog) = self.dialogs.front_mut() {
+            if dialog.handle_key(key) {
+                self.dialogs.pop_front();
+            }
+            return None;
+        }
+        if let Some(picker) = &mut self.picker {
+            match picker.list.handle_key(key) {
+                Selection::Chosen(index) => {
+                    let kind = picker.kind;
+                    let id = picker.ids.get(index).cloned();
+                    self.picker = None;
+                    return id.map(|id| Action::Pick { kind, id });
+                }
+                Selection::Cancelled => self.picker = None,
+                Selection::Changed | Selection::Ignored => {}
+            }
+            return None;
+        }
+        let ctrl_c = is_ctrl(&key, 'c');
+        let armed = std::mem::replace(&mut self.exit_armed, false);
+        if is_ctrl(&key, 'o') {
+            self.toggle_expanded();
+            return None;
+        }
+        if is_escape(&key) {
+            return self.running.then_some(Action::Abort);
+        }
+        if is_alt_key(&key, KeyCode::Up) && !self.queued.is_empty() {
+            return Some(Action::RestoreQueued);
+        }
+        if self.pending.is_some() && (is_alt(&key, 'y') || is_alt(&key, 'n')) {
+            let action = if is_alt(&key, 'y') {
+                ResolveAction::Apply
+            } else {
+                ResolveAction::Discard
+            };
+            return Some(Action::Resolve {
+                action,
+                reason: USER_REASON.to_owned(),
+            });
+        }
+        if is_alt_enter(&key) {
+            let text = self.editor.submit()?;
+            if self.running && commands::parse(&text).is_none() {
+                self.queued.push(Queued::FollowUp(text.clone()));
+                return Some(Action::FollowUp(text));
+            }
+            return Some(self.submitted(text));
+        }
+        match self.editor.handle_key(key) {
+            EditorAction::Submit(text) => Some(self.submitted(text)),
+            EditorAction::Interrupt if ctrl_c && armed => Some(Action::Exit),
+            EditorAction::Interrupt => {
+                self.exit_armed = true;
+                None
+            }
+            EditorAction::Exit => Some(Action::Exit),
+            EditorAction::None | EditorAction::Changed => None,
+        }
+    }
+
+    /// pi's Alt+Up: `texts`, the messages taken back from the agent's queues (so none of them
+    /// reaches the model), go into the editor above what it holds, separated by blank lines.
+    pub fn restore_queued(&mut self, texts: Vec<String>) {
+        self.queued.clear();
+        let mut texts = texts;
+        if !self.editor.is_empty() {
+            texts.push(self.editor.text().to_owned());
+        }
+        self.editor.set_text(&texts.join("\n\n"));
+    }
+
+    fn submitted(&mut self, text: String) -> Action {
+        match commands::parse(&text) {
+            Some(SlashCommand::Quit) => Action::Exit,
+            Some(SlashCommand::Apply(reason)) => Action::Resolve {
+                action: ResolveAction::Apply,
+                reason: if reason.is_empty() {
+                    USER_REASON.to_owned()
+                } else {
+                    reason
+                },
+            },
+            Some(SlashCommand::Discard(reason)) => Action::Resolve {
+                action: ResolveAction::Discard,
+                reason: if reason.is_empty() {
+                    USER_REASON.to_owned()
+                } else {
+                    reason
+                },
+            },
+            Some(command) => Action::Command(command),
+            None if self.running => {
+                self.queued.push(Queued::Steer(text.clone()));
+                Action::Steer(text)
+            }
+            None => Action::Prompt(text),
+        }
+    }
+
+    fn context(&self) -> RenderContext<'_> {
+        RenderContext {
+            theme: &self.theme,
+            expanded: self.expanded,
+            renderers: &self.renderers,
+        }
+    }
+
+    /// The lines to print into the scrollback now: items printed again for Ctrl+O, then the
+    /// finished items not printed yet, in order.
+    pub fn take_commit(&mut self, width: u16) -> Vec<Line> {
+        let mut lines = Vec::new();
+        let reprint = std::mem::take(&mut self.reprint);
+        if !reprint.is_empty() {
+            let context = self.context();
+            lines.extend(std::iter::once(Line::from("")).chain(std::iter::once(Line::from(
+                self.theme.fg(Slot::Dim, "(expanded, ctrl+o to collapse)"),
+            ))));
+            for item in &reprint {
+                lines.extend(render_item(item, context, width));
+            }
+        }
+        let range = self.transcript.take_finished();
+        let context = self.context();
+        for item in &self.transcript.items()[range] {
+            lines.extend(render_item(item, context, width));
+        }
+        lines
+    }
+
+    /// The live region at `width` and where the terminal cursor goes in it.
+    pub fn render_live(&self, width: u16) -> (Vec<Line>, Option<(u16, u16)>) {
+        let theme = &self.theme;
+        let context = self.context();
+        let mut lines: Vec<Line> = Vec::new();
+        for item in self.transcript.live() {
+            lines.extend(render_item(item, context, width));
+        }
+        if self.running {
+            lines.push(Line::from(""));
+            lines.extend(self.loader.render(width).into_iter().map(indent));
+        }
+        for queued in &self.queued {
+            let label = match queued {
+                Queued::Steer(_) => "Steering: ",
+                Queued::FollowUp(_) => "Follow-up: ",
+            };
+            let line = Line::from(vec![
+                theme.fg(Slot::Dim, label),
+                theme.fg(Slot::Dim, queued.text().replace('\n', " ")),
+            ]);
+            lines.push(indent(truncate_line(&line, width.saturating_sub(1).max(1), "…")));
+        }
+        if !self.queued.is_empty() {
+            let hint = Line::from(theme.fg(Slot::Dim, "↳ alt+up to edit all queued messages"));
+            lines.push(indent(truncate_line(&hint, width.saturating_sub(1).max(1), "…")));
+        }
+        if let Some(label) = &self.pending {
+            lines.push(Line::from(""));
+            lines.extend(pending_banner(label, theme, width));
+        }
+        lines.push(Line::from(""));
+        let mut cursor = None;
+        if let Some(dialog) = self.dialogs.front() {
+            let top = lines.len() as u16;
+            let (rows, at) = dialog.render_with_cursor(width, theme);
+            lines.extend(rows);
+            cursor = at.map(|(row, col)| (top + row, col));
+        } else if let Some(picker) = &self.picker {
+            lines.push(Line::from(theme.fg(Slot::Accent, "─".repeat(usize::from(width)))));
+            lines.extend(
+                picker
+                    .list
+                    .render(width.saturating_sub(1).max(1))
+                    .into_iter()
+                    .map(indent),
+            );
+            lines.push(indent(Line::from(
+                theme.fg(Slot::Dim, "↑↓ select · enter choose · type to filter · esc cancel"),
+            )));
+        } else {
+            let border = Line::from(theme.fg(Slot::Dim, "─".repeat(usize::from(width))));
+            lines.push(border.clone());
+            let top = lines.len() as u16;
+            let (rows, (row, col)) = self.editor.render_with_cursor(width);
+            lines.extend(rows);
+            cursor = Some((top + row, col));
+            lines.push(border);
+        }
+        if self.exit_armed {
+            lines.push(indent(Line::from(theme.fg(Slot::Dim, "Press Ctrl+C again to exit"))));
+        }
+        if let Some(info) = &self.footer {
+            lines.extend(footer::footer_lines(info, theme, width));
+        }
+        let lines = lines.into_iter().map(|l| truncate_line(&l, width, "")).collect();
+        (lines, cursor)
+    }
+}
+
+impl std::fmt::Debug for Screen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Screen")
+            .field("items", &self.transcript.items().len())
+            .field("running", &self.running)
+            .field("pending", &self.pending)
+            .field("expanded", &self.expanded)
+            .field("dialogs", &self.dialogs.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn indent(mut line: Line) -> Line {
+    line.spans.insert(0, Span::raw(" "));
+    line
+}
+
+/// ` pending  AST Edit: 1 replacement in 1 file · alt+y apply · alt+n discard`, wrapped.
+fn pending_banner(label: &str, theme: &Theme, width: u16) -> Vec<Line> {
+    let badge = Style::default()
+        .fg(theme.color(Slot::Warning))
+        .add_modifier(Modifier::REVERSED | Modifier::BOLD);
+    let line = Line::from(vec![
+        Span::styled(" pending ".to_owned(), badge),
+        Span::raw(" "),
+        theme.fg(Slot::Warning, label.to_owned()),
+        theme.fg(Slot::Dim, " · alt+y apply · alt+n discard"),
+    ]);
+    wrap_line(&line, width.saturating_sub(1).max(1))
+        .into_iter()
+        .map(indent)
+        .collect()
+}

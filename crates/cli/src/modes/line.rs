@@ -1,0 +1,164 @@
+//! The line-mode interactive session: read a message per line, stream the answer as a plain
+//! transcript. It is what `pi` runs on a dumb terminal (`TERM=dumb`) instead of the
+//! [interactive mode](super::interactive).
+//!
+//! Commands: `/apply [reason]` and `/discard [reason]` resolve the newest pending preview, `/quit`
+//! (or end of input) leaves.
+
+use std::io::BufRead;
+
+use pi_agent_core::AgentMessage;
+use tokio::sync::mpsc;
+
+use super::print::Output;
+use super::transcript;
+use pi_coding_agent::resolve::ResolveAction;
+use pi_coding_agent::session::AgentSession;
+
+fn write(output: &Output, text: &str) {
+    let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Reads stdin lines on a blocking thread.
+fn stdin_lines() -> mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        for line in stdin.lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Runs the session on the process's stdin until `/quit` or end of input; `banner` is printed
+/// first.
+pub async fn run_line(session: &AgentSession, banner: &str, initial: Vec<AgentMessage>, stdout: Output) -> i32 {
+    run_line_with(session, banner, initial, stdout, stdin_lines()).await
+}
+
+/// [`run_line`] reading from `lines`.
+pub async fn run_line_with(
+    session: &AgentSession,
+    banner: &str,
+    initial: Vec<AgentMessage>,
+    stdout: Output,
+    mut lines: mpsc::UnboundedReceiver<String>,
+) -> i32 {
+    write(&stdout, banner);
+    let sink = stdout.clone();
+    let subscription = session.subscribe(move |event| {
+        if let Some(text) = transcript::render(event) {
+            write(&sink, &text);
+        }
+    });
+    for prompt in initial {
+        if let Err(error) = session.agent().prompt(prompt).await {
+            write(&stdout, &format!("{error}\n"));
+        }
+    }
+    loop {
+        let pending = session.pending_actions().peek();
+        if let Some(action) = &pending {
+            write(&stdout, &format!("(pending: {} — /apply or /discard)\n", action.label));
+        }
+        write(&stdout, "> ");
+        let Some(line) = lines.recv().await else {
+            write(&stdout, "\n");
+            break;
+        };
+        let line = line.trim();
+        match line.split_once(' ').map_or((line, ""), |(c, r)| (c, r.trim())) {
+            ("", _) => continue,
+            ("/quit" | "/exit", _) => break,
+            (command @ ("/apply" | "/discard"), reason) => {
+                let action = if command == "/apply" {
+                    ResolveAction::Apply
+                } else {
+                    ResolveAction::Discard
+                };
+                let reason = if reason.is_empty() {
+                    "Decided by the user."
+                } else {
+                    reason
+                };
+                let text = match session.resolve_pending(action, reason).await {
+                    Ok(result) => result.content.iter().filter_map(|b| b.as_text()).collect::<String>(),
+                    Err(error) => error.message().to_owned(),
+                };
+                write(&stdout, &format!("{text}\n"));
+            }
+            _ => {
+                if let Err(error) = session.prompt(line).await {
+                    write(&stdout, &format!("{error}\n"));
+                }
+            }
+        }
+    }
+    subscription.unsubscribe();
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
+    use serde_json::json;
+    use std::sync::{Arc, Mutex};
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_line_session_with_a_pending_preview_applied_from_the_keyboard() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.ts"), "oldCall(1);\n").unwrap();
+        let faux = FauxModel::new();
+        faux.set_responses([
+            faux_assistant_message(vec![faux_tool_call(
+                "c1",
+                "ast_edit",
+                json!({"ops": [{"pat": "oldCall($A)", "out": "newCall($A)"}], "paths": ["a.ts"]}),
+            )]),
+            // Forced to resolve, the model answers in text instead; the user decides.
+            faux_assistant_text("Please review the preview."),
+        ]);
+        let options = pi_coding_agent::session::SessionOptions::new(dir.path(), faux.model())
+            .stream_fn(faux.stream_fn())
+            .tools(["ast_edit"]);
+        let session = AgentSession::new(options).unwrap();
+        let buffer: Arc<Mutex<Vec<u8>>> = Arc::new(Mutex::new(Vec::new()));
+        let stdout: Output = Arc::new(Mutex::new(SharedBuffer(buffer.clone())));
+        let (tx, rx) = mpsc::unbounded_channel();
+        for line in ["rename it", "/apply Looks right.", "/quit"] {
+            tx.send(line.to_owned()).unwrap();
+        }
+        let code = run_line_with(&session, "banner\n", Vec::new(), stdout, rx).await;
+        assert_eq!(code, 0);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.ts")).unwrap(),
+            "newCall(1);\n"
+        );
+        let text = String::from_utf8(buffer.lock().unwrap().clone()).unwrap();
+        assert!(text.starts_with("banner\n> "), "{text}");
+        assert!(
+            text.contains("(pending: AST Edit: 1 replacement in 1 file — /apply or /discard)"),
+            "{text}"
+        );
+        assert!(text.contains("Applied 1 replacement in 1 file."), "{text}");
+    }
+
+    struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for SharedBuffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! Print mode (`-p`) and JSON mode (`--mode json`): send the prompts one after another, then exit.
+//!
+//! Text: every text block of the final assistant message goes to stdout, each followed by a
+//! newline; when that message ended in an error or was aborted, its error goes to stderr and the
+//! exit code is 1. JSON: the session header, then every event as one line (see [`super::json`]).
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use pi_agent_core::{AgentMessage, ContentBlock, StopReason};
+use serde_json::Value;
+
+use super::json::event_line;
+use pi_coding_agent::session::AgentSession;
+
+/// Where the output goes.
+pub type Output = Arc<Mutex<dyn Write + Send>>;
+
+fn write_line(output: &Output, line: &str) {
+    let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
+    // A closed stdout (e.g. `pi -p … | head`) must not crash the run.
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// Runs `prompts` in text print mode; returns the exit code.
+pub async fn run_text(session: &AgentSession, prompts: Vec<AgentMessage>, stdout: Output, stderr: Output) -> i32 {
+    for prompt in prompts {
+        if let Err(error) = session.agent().prompt(prompt).await {
+            write_line(&stderr, &error.to_string());
+            return 1;
+        }
+    }
+    let messages = session.agent().messages();
+    let Some(last) = messages.iter().rev().find_map(AgentMessage::as_assistant) else {
+        return 0;
+    };
+    match last.stop_reason {
+        StopReason::Error | StopReason::Aborted => {
+            let reason = match last.stop_reason {
+                StopReason::Aborted => "aborted",
+                _ => "failed",
+            };
+            let text = last
+                .error_message
+                .clone()
+                .unwrap_or_else(|| format!("Request {reason}"));
+            write_line(&stderr, &text);
+            1
+        }
+        _ => {
+            for block in &last.content {
+                if let ContentBlock::Text(text) = block {
+                    write_line(&stdout, &text.text);
+                }
+            }
+            0
+        }
+    }
+}
+
+/// Runs `prompts` in JSON mode: `header` first, then every event; returns the exit code (1 when
+/// the last assistant message failed).
+pub async fn run_json(session: &AgentSession, header: Value, prompts: Vec<AgentMessage>, stdout: Output) -> i32 {
+    write_line(&stdout, &header.to_string());
+    let sink = stdout.clone();
+    let subscription = session.subscribe(move |event| write_line(&sink, &event_line(event)));
+    let mut code = 0;
+    for prompt in prompts {
+        if session.agent().prompt(prompt).await.is_err() {
+            code = 1;
+            break;
+        }
+    }
+    subscription.unsubscribe();
+    let failed = session
+        .agent()
+        .messages()
+        .iter()
+        .rev()
+        .find_map(AgentMessage::as_assistant)
+        .is_some_and(|m| matches!(m.stop_reason, StopReason::Error | StopReason::Aborted));
+    if failed { 1 } else { code }
+}

@@ -1,0 +1,448 @@
+//! The RPC commands, one handler each.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use pi_agent_core::{
+    AgentMessage, ContentBlock, ImageContent, Model, QueueMode, ThinkingLevel, ToolUpdateSink, UserContent,
+    UserMessage, now_ms,
+};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::Rpc;
+use crate::is_available;
+use pi_coding_agent::config::{parse_thinking_level, thinking_level_name};
+use pi_session_store::EntryKind;
+
+/// Thinking levels in `cycle_thinking_level` order.
+const THINKING_CYCLE: [ThinkingLevel; 6] = [
+    ThinkingLevel::Off,
+    ThinkingLevel::Minimal,
+    ThinkingLevel::Low,
+    ThinkingLevel::Medium,
+    ThinkingLevel::High,
+    ThinkingLevel::Xhigh,
+];
+
+type Reply = Result<Option<Value>, String>;
+
+fn text_field(command: &Map<String, Value>, name: &str) -> Result<String, String> {
+    command
+        .get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| format!("Missing \"{name}\""))
+}
+
+fn queue_mode(text: &str) -> Result<QueueMode, String> {
+    match text {
+        "all" => Ok(QueueMode::All),
+        "one-at-a-time" => Ok(QueueMode::OneAtATime),
+        other => Err(format!("Unknown mode: {other}")),
+    }
+}
+
+fn queue_mode_name(mode: QueueMode) -> &'static str {
+    match mode {
+        QueueMode::All => "all",
+        QueueMode::OneAtATime => "one-at-a-time",
+    }
+}
+
+/// A user message from `message` and optional `images` (`[{type:"image", data, mimeType}]`).
+fn user_message(command: &Map<String, Value>) -> Result<AgentMessage, String> {
+    let text = text_field(command, "message")?;
+    let images: Vec<ContentBlock> = match command.get("images") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                serde_json::from_value::<ImageContent>(item.clone())
+                    .map(ContentBlock::Image)
+                    .map_err(|e| format!("Invalid image: {e}"))
+            })
+            .collect::<Result<_, _>>()?,
+        _ => Vec::new(),
+    };
+    let content = if images.is_empty() {
+        UserContent::Text(text)
+    } else {
+        let mut blocks = vec![ContentBlock::text(text)];
+        blocks.extend(images);
+        UserContent::Blocks(blocks)
+    };
+    Ok(AgentMessage::User(UserMessage {
+        content,
+        timestamp: now_ms(),
+    }))
+}
+
+fn model_json(model: &Model) -> Value {
+    serde_json::to_value(model).unwrap_or(Value::Null)
+}
+
+/// Runs one command and writes its response.
+pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
+    let Value::Object(command) = command else {
+        return;
+    };
+    let id = command.get("id").cloned();
+    let kind = command.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+    let reply = match kind.as_str() {
+        "prompt" => {
+            prompt(rpc, &command, id.as_ref());
+            return;
+        }
+        "steer" | "follow_up" => queue(rpc, &kind, &command),
+        "abort" => {
+            rpc.app.session().abort().await;
+            Ok(None)
+        }
+        "new_session" => new_session(rpc, &command).await,
+        "get_state" => Ok(Some(state(rpc))),
+        "get_messages" => Ok(Some(json!({"messages": rpc.app.session().agent().messages()}))),
+        "set_model" => set_model(rpc, &command),
+        "cycle_model" => Ok(Some(cycle_model(rpc))),
+        "get_available_models" => {
+            let models: Vec<Value> = available_models(rpc).iter().map(model_json).collect();
+            Ok(Some(json!({"models": models})))
+        }
+        "set_thinking_level" => set_thinking_level(rpc, &command),
+        "cycle_thinking_level" => Ok(Some(cycle_thinking_level(rpc))),
+        "get_available_thinking_levels" => {
+            let levels: Vec<&str> = available_levels(rpc).into_iter().map(thinking_level_name).collect();
+            Ok(Some(json!({"levels": levels})))
+        }
+        "set_steering_mode" | "set_follow_up_mode" => set_queue_mode(rpc, &kind, &command),
+        "bash" => {
+            bash(rpc, &command, id.clone());
+            return;
+        }
+        "abort_bash" => {
+            for (_, cancel) in rpc.bash.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                cancel.cancel();
+            }
+            Ok(None)
+        }
+        "get_session_stats" => Ok(Some(stats(rpc))),
+        "switch_session" => switch_session(rpc, &command).await,
+        "fork" => fork(rpc, &command).await,
+        "get_fork_messages" => Ok(Some(fork_messages(rpc))),
+        "get_entries" => {
+            let entries: Vec<Value> = rpc.app.with_store(|store| {
+                store
+                    .entries()
+                    .iter()
+                    .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
+                    .collect()
+            });
+            Ok(Some(json!({"entries": entries})))
+        }
+        "get_tree" => Ok(Some(rpc.app.tree_json())),
+        "get_last_assistant_text" => Ok(Some(json!({"text": rpc.app.last_assistant_text()}))),
+        "set_session_name" => text_field(&command, "name").map(|name| {
+            rpc.app.set_session_name(&name);
+            None
+        }),
+        "get_commands" => Ok(Some(json!({"commands": []}))),
+        "" => Err("Missing \"type\"".to_owned()),
+        other => Err(format!("Unknown command: {other}")),
+    };
+    let name = if kind.is_empty() { "parse" } else { kind.as_str() };
+    rpc.respond(name, id.as_ref(), reply);
+}
+
+/// `prompt`: queued (steer / follow-up) while a run is active, else answered at once and run in
+/// the background, so its events follow the response.
+fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
+    let message = match user_message(command) {
+        Ok(message) => message,
+        Err(error) => return rpc.respond("prompt", id, Err(error)),
+    };
+    let session = rpc.app.session();
+    if rpc.running.load(Ordering::SeqCst) {
+        let reply = match command.get("streamingBehavior").and_then(Value::as_str) {
+            Some("steer") => {
+                session.steer(message);
+                Ok(None)
+            }
+            Some("followUp") => {
+                session.follow_up(message);
+                Ok(None)
+            }
+            _ => Err(
+                "Agent is already processing. Specify streamingBehavior (\"steer\" or \"followUp\") to queue the message."
+                    .to_owned(),
+            ),
+        };
+        return rpc.respond("prompt", id, reply);
+    }
+    rpc.running.store(true, Ordering::SeqCst);
+    rpc.respond("prompt", id, Ok(None));
+    let (session, running, writer) = (session.clone(), rpc.running.clone(), rpc.writer.clone());
+    let app = rpc.app.clone();
+    let run = tokio::spawn(async move {
+        // The previous run has sent `agent_end` (that is what cleared `running`) but may still be
+        // finishing; a client that prompts right after `agent_end` must not be refused.
+        session.agent().wait_for_idle().await;
+        // `bash` results that came in during the previous run go before this prompt.
+        app.flush_deferred();
+        if let Err(error) = session.agent().prompt(message).await {
+            // No run started, so no `agent_end` will clear the flag.
+            running.store(false, Ordering::SeqCst);
+            writer.line(&json!({"type": "error", "error": error.to_string()}));
+        }
+    });
+    let mut runs = rpc.runs.lock().unwrap_or_else(|p| p.into_inner());
+    runs.retain(|handle| !handle.is_finished());
+    runs.push(run);
+}
+
+fn queue(rpc: &Rpc, kind: &str, command: &Map<String, Value>) -> Reply {
+    let message = user_message(command)?;
+    if kind == "steer" {
+        rpc.app.session().steer(message);
+    } else {
+        rpc.app.session().follow_up(message);
+    }
+    Ok(None)
+}
+
+/// Fails while a prompt runs; otherwise waits until the last run has finished its clean-up (it
+/// has sent `agent_end` already).
+async fn not_busy(rpc: &Rpc) -> Result<(), String> {
+    if rpc.running.load(Ordering::SeqCst) {
+        return Err("Agent is already processing. Wait for completion or abort first.".to_owned());
+    }
+    rpc.app.session().agent().wait_for_idle().await;
+    Ok(())
+}
+
+async fn new_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
+    not_busy(rpc).await?;
+    let parent = command.get("parentSession").and_then(Value::as_str).map(str::to_owned);
+    rpc.app.new_session(parent).await?;
+    Ok(Some(json!({"cancelled": false})))
+}
+
+fn state(rpc: &Rpc) -> Value {
+    let agent = rpc.app.session().agent();
+    let (file, id, name) = rpc.app.with_store(|store| {
+        (
+            store.file().map(|f| f.display().to_string()),
+            store.id().to_owned(),
+            store.name().map(str::to_owned),
+        )
+    });
+    json!({
+        "model": model_json(&agent.model()),
+        "thinkingLevel": thinking_level_name(agent.thinking_level()),
+        "isStreaming": rpc.running.load(Ordering::SeqCst),
+        "isCompacting": false,
+        "steeringMode": queue_mode_name(agent.steering_mode()),
+        "followUpMode": queue_mode_name(agent.follow_up_mode()),
+        "sessionFile": file,
+        "sessionId": id,
+        "sessionName": name,
+        "autoCompactionEnabled": false,
+        "messageCount": agent.messages().len(),
+        "pendingMessageCount": usize::from(agent.has_queued_messages()),
+    })
+}
+
+fn available_models(rpc: &Rpc) -> Vec<Model> {
+    let registry = rpc.app.registry();
+    registry
+        .all()
+        .iter()
+        .filter(|m| is_available(registry, m))
+        .cloned()
+        .collect()
+}
+
+fn set_model(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
+    let provider = text_field(command, "provider")?;
+    let id = text_field(command, "modelId")?;
+    let model = rpc
+        .app
+        .registry()
+        .find(&provider, &id)
+        .cloned()
+        .ok_or_else(|| format!("Model not found: {provider}/{id}"))?;
+    rpc.app.set_model(model.clone());
+    Ok(Some(model_json(&model)))
+}
+
+fn cycle_model(rpc: &Rpc) -> Value {
+    let models = available_models(rpc);
+    let current = rpc.app.session().agent().model();
+    let position = models
+        .iter()
+        .position(|m| m.provider == current.provider && m.id == current.id);
+    let next = match position {
+        Some(index) => models.get((index + 1) % models.len()),
+        None => models.first(),
+    };
+    match next.filter(|m| !(m.provider == current.provider && m.id == current.id)) {
+        Some(model) => {
+            rpc.app.set_model(model.clone());
+            json!({
+                "model": model_json(model),
+                "thinkingLevel": thinking_level_name(rpc.app.session().agent().thinking_level()),
+                "isScoped": false,
+            })
+        }
+        None => Value::Null,
+    }
+}
+
+fn available_levels(rpc: &Rpc) -> Vec<ThinkingLevel> {
+    if rpc.app.session().agent().model().reasoning {
+        THINKING_CYCLE.to_vec()
+    } else {
+        vec![ThinkingLevel::Off]
+    }
+}
+
+fn set_thinking_level(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
+    let text = text_field(command, "level")?;
+    let level = parse_thinking_level(&text).ok_or_else(|| format!("Unknown thinking level: {text}"))?;
+    rpc.app.set_thinking_level(level);
+    Ok(None)
+}
+
+fn cycle_thinking_level(rpc: &Rpc) -> Value {
+    let levels = available_levels(rpc);
+    let current = rpc.app.session().agent().thinking_level();
+    let next = levels
+        .iter()
+        .position(|l| *l == current)
+        .map_or(levels[0], |index| levels[(index + 1) % levels.len()]);
+    let level = rpc.app.set_thinking_level(next);
+    json!({"level": thinking_level_name(level)})
+}
+
+fn set_queue_mode(rpc: &Rpc, kind: &str, command: &Map<String, Value>) -> Reply {
+    let mode = queue_mode(&text_field(command, "mode")?)?;
+    let agent = rpc.app.session().agent();
+    if kind == "set_steering_mode" {
+        agent.set_steering_mode(mode);
+    } else {
+        agent.set_follow_up_mode(mode);
+    }
+    Ok(None)
+}
+
+/// `bash {command}`: runs in the background (so `abort_bash` can stop it), streams
+/// `bash_execution_update` lines, answers with the result, and records a `bashExecution` message
+/// that enters the model's context with the next prompt.
+fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
+    let text = match text_field(command, "command") {
+        Ok(text) => text,
+        Err(error) => return rpc.respond("bash", id.as_ref(), Err(error)),
+    };
+    let cancel = CancellationToken::new();
+    let slot = rpc.bash_ids.fetch_add(1, Ordering::Relaxed);
+    rpc.bash
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((slot, cancel.clone()));
+    let task_rpc = rpc.clone();
+    let task = tokio::spawn(async move {
+        let rpc = task_rpc;
+        let env = pi_tools::ToolEnv::new(rpc.app.session().cwd().to_path_buf());
+        let writer = rpc.writer.clone();
+        let update_id = id.clone();
+        let updates = ToolUpdateSink::new(move |partial| {
+            let output: String = partial.content.iter().filter_map(|b| b.as_text()).collect();
+            writer.line(&json!({"type": "bash_execution_update", "id": update_id, "output": output}));
+        });
+        let result = pi_tools::bash::run_command(&env, &text, None, &cancel, updates).await;
+        rpc.bash
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(running, _)| *running != slot);
+        let reply = result.map(|run| {
+            let mut data = json!({
+                "output": run.output,
+                "exitCode": run.exit_code,
+                "cancelled": run.cancelled,
+                "truncated": run.truncation.is_some(),
+            });
+            if let Some(path) = &run.full_output_path {
+                data["fullOutputPath"] = path.display().to_string().into();
+            }
+            let mut fields = data.as_object().cloned().unwrap_or_default();
+            fields.insert("command".into(), text.clone().into());
+            fields.insert("timestamp".into(), now_ms().into());
+            rpc.app.add_message(AgentMessage::Custom(pi_agent_core::CustomMessage {
+                role: "bashExecution".into(),
+                fields,
+            }));
+            Some(data)
+        });
+        rpc.respond("bash", id.as_ref(), reply);
+    });
+    rpc.runs.lock().unwrap_or_else(|p| p.into_inner()).push(task);
+}
+
+fn stats(rpc: &Rpc) -> Value {
+    let stats = rpc.app.stats();
+    let (file, id) = rpc
+        .app
+        .with_store(|store| (store.file().map(|f| f.display().to_string()), store.id().to_owned()));
+    json!({
+        "sessionFile": file,
+        "sessionId": id,
+        "userMessages": stats.user_messages,
+        "assistantMessages": stats.assistant_messages,
+        "toolCalls": stats.tool_calls,
+        "toolResults": stats.tool_results,
+        "totalMessages": stats.total_messages,
+        "tokens": {
+            "input": stats.input,
+            "output": stats.output,
+            "cacheRead": stats.cache_read,
+            "cacheWrite": stats.cache_write,
+            "total": stats.input + stats.output + stats.cache_read + stats.cache_write,
+        },
+        "cost": stats.cost,
+    })
+}
+
+async fn switch_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
+    not_busy(rpc).await?;
+    let path = PathBuf::from(text_field(command, "sessionPath")?);
+    let path = if path.is_relative() {
+        rpc.app.session().cwd().join(path)
+    } else {
+        path
+    };
+    let warnings = rpc.app.switch_session(&path).await?;
+    let warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    Ok(Some(json!({"cancelled": false, "warnings": warnings})))
+}
+
+async fn fork(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
+    not_busy(rpc).await?;
+    let entry = text_field(command, "entryId")?;
+    let text = rpc.app.fork(&entry).await?;
+    Ok(Some(json!({"text": text, "cancelled": false})))
+}
+
+fn fork_messages(rpc: &Rpc) -> Value {
+    let messages: Vec<Value> = rpc.app.with_store(|store| {
+        store
+            .path_to_leaf()
+            .iter()
+            .filter_map(|entry| match &entry.kind {
+                EntryKind::Message(AgentMessage::User(user)) => {
+                    Some(json!({"entryId": entry.id, "text": user.content.text()}))
+                }
+                _ => None,
+            })
+            .collect()
+    });
+    json!({"messages": messages})
+}

@@ -1,0 +1,189 @@
+//! RPC mode (`--mode rpc`): pi's JSONL command protocol on stdin / stdout, for IDEs and other
+//! programs (`docs/rpc.md`).
+//!
+//! Each stdin line is one command `{"type": "<command>", "id"?: …, …}` (LF-terminated; a trailing
+//! CR is dropped). Each command gets one response line
+//! `{"type":"response","command":…,"success":…,"data"?:…,"error"?:…,"id"?:…}` echoing its `id`;
+//! a line that is not JSON gets `{"type":"response","command":"parse","success":false,"error":
+//! "Failed to parse command: …"}`. The session's events go out as they happen, interleaved with
+//! responses. Tools' questions use the extension-UI sub-protocol ([`ui`]). When stdin ends, the
+//! running prompt is finished and the process exits.
+
+mod commands;
+pub mod ui;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::print::Output;
+use pi_coding_agent::app::App;
+use pi_coding_agent::session::SessionEvent;
+
+pub use ui::RpcUi;
+
+/// Writes whole lines to stdout, one at a time.
+#[derive(Clone)]
+pub struct Writer {
+    output: Output,
+}
+
+impl Writer {
+    /// Lines go to `output`.
+    pub fn new(output: Output) -> Self {
+        Writer { output }
+    }
+
+    /// Writes `value` as one line and flushes.
+    pub fn line(&self, value: &Value) {
+        let mut out = self.output.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(out, "{value}");
+        let _ = out.flush();
+    }
+}
+
+/// The JSON line of an event in RPC mode: agent events whole (with `message_update`'s partial
+/// message, as pi sends them), the session's own events as in JSON mode.
+pub fn event_value(event: &SessionEvent) -> Value {
+    match event {
+        SessionEvent::Agent(agent) => serde_json::to_value(agent).unwrap_or(Value::Null),
+        other => super::json::event_value(other),
+    }
+}
+
+/// State shared by the command handlers.
+pub(crate) struct Rpc {
+    pub(crate) app: App,
+    pub(crate) writer: Writer,
+    pub(crate) ui: RpcUi,
+    /// A prompt's run is active: set when a prompt is accepted (before its run is spawned, so two
+    /// prompts in a row see it), cleared by the run's `agent_end`.
+    pub(crate) running: Arc<AtomicBool>,
+    pub(crate) runs: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Cancel tokens of the running `bash` commands (`abort_bash` stops them all), by a number
+    /// of their own so each removes just its token when it ends.
+    pub(crate) bash: Mutex<Vec<(u64, CancellationToken)>>,
+    /// The next `bash` command's number.
+    pub(crate) bash_ids: std::sync::atomic::AtomicU64,
+}
+
+impl Rpc {
+    /// Writes a response.
+    pub(crate) fn respond(&self, command: &str, id: Option<&Value>, result: Result<Option<Value>, String>) {
+        let mut response = json!({"type": "response", "command": command});
+        match result {
+            Ok(data) => {
+                response["success"] = true.into();
+                if let Some(data) = data {
+                    response["data"] = data;
+                }
+            }
+            Err(error) => {
+                response["success"] = false.into();
+                response["error"] = error.into();
+            }
+        }
+        if let Some(id) = id {
+            response["id"] = id.clone();
+        }
+        self.writer.line(&response);
+    }
+}
+
+/// Reads stdin lines on a blocking thread.
+fn stdin_lines() -> mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let stdin = std::io::stdin();
+        let mut reader = stdin.lock();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let text = String::from_utf8_lossy(&line);
+                    let text = text.strip_suffix('\n').unwrap_or(&text);
+                    let text = text.strip_suffix('\r').unwrap_or(text);
+                    if tx.send(text.to_owned()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// Runs the protocol on the process's stdin until it ends, writing through `ui`'s writer (see
+/// [`install_ui`]); returns the exit code.
+pub async fn run_rpc(app: App, ui: RpcUi) -> i32 {
+    run_rpc_with(app, ui, stdin_lines()).await
+}
+
+/// Installs the RPC client as the session's user interface, before custom tools load (so they see
+/// `hasUI: true`); the returned UI is the one [`run_rpc_with`] answers.
+pub fn install_ui(app: &App, stdout: Output) -> RpcUi {
+    install_session_ui(app.session(), stdout)
+}
+
+/// [`install_ui`] for a session without its [`App`] yet.
+pub fn install_session_ui(session: &pi_coding_agent::session::AgentSession, stdout: Output) -> RpcUi {
+    let ui = RpcUi::new(Writer::new(stdout));
+    session.set_ui(Arc::new(ui.clone()));
+    ui
+}
+
+/// Runs the protocol with `ui` (from [`install_ui`]) reading commands from `lines`.
+pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceiver<String>) -> i32 {
+    let writer = ui.writer().clone();
+    let events = writer.clone();
+    let running = Arc::new(AtomicBool::new(false));
+    let ended = running.clone();
+    let subscription = app.session().subscribe(move |event| {
+        events.line(&event_value(event));
+        if let SessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) = event {
+            ended.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let rpc = Arc::new(Rpc {
+        app,
+        writer,
+        ui,
+        running,
+        runs: Mutex::new(Vec::new()),
+        bash: Mutex::new(Vec::new()),
+        bash_ids: std::sync::atomic::AtomicU64::new(0),
+    });
+    while let Some(line) = lines.recv().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(&line) {
+            Ok(value) if value.get("type").and_then(Value::as_str) == Some("extension_ui_response") => {
+                rpc.ui.answer(&value);
+            }
+            Ok(Value::Object(command)) => commands::dispatch(&rpc, Value::Object(command)).await,
+            Ok(_) => rpc.respond(
+                "parse",
+                None,
+                Err("Failed to parse command: expected a JSON object".to_owned()),
+            ),
+            Err(error) => rpc.respond("parse", None, Err(format!("Failed to parse command: {error}"))),
+        }
+    }
+    // stdin ended: nobody can answer a dialog any more; let the prompts that were sent finish,
+    // then leave.
+    rpc.ui.close();
+    let runs: Vec<_> = std::mem::take(&mut *rpc.runs.lock().unwrap_or_else(|p| p.into_inner()));
+    for run in runs {
+        let _ = run.await;
+    }
+    rpc.app.session().agent().wait_for_idle().await;
+    subscription.unsubscribe();
+    0
+}

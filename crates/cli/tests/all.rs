@@ -1,0 +1,14 @@
+//! The `pi` command's integration tests: one module per file of `tests/`, built as one test binary.
+//!
+//! Every test binary of this crate links pi-coding-agent and with it all of ast-grep's grammars
+//! (about 90 MB each), so the files are modules of this one crate instead of separate binaries
+//! (`autotests = false` in Cargo.toml): one link instead of six, on CI's two cores and disk. Run one
+//! file's tests with `cargo test -p pi-cli --test all <file>::`, e.g. `--test all interactive_screens::`.
+//! Their insta snapshots are `tests/snapshots/all__<file>__<name>.snap`.
+
+mod cli;
+mod examples;
+mod interactive_loop;
+mod interactive_screens;
+mod rpc;
+mod tmux;

@@ -1,0 +1,565 @@
+//! The `pi` binary end to end, spawned as a process against a local OpenAI-compatible mock server
+//! (no network): print mode, JSON mode, configuration, and bad inputs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use pi_test_support::{MockServer, Reply, openai};
+use serde_json::{Value, json};
+
+/// A home directory with `~/.pi/agent/models.json` pointing at the mock server, and a project.
+struct Sandbox {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+impl Sandbox {
+    fn new(server: Option<&MockServer>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".pi/agent")).unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("README.md"), "# Sample\n\nA sample project.\n").unwrap();
+        let sandbox = Sandbox {
+            _dir: dir,
+            home,
+            project,
+        };
+        if let Some(server) = server {
+            sandbox.use_server(server);
+        }
+        sandbox
+    }
+
+    /// Points `models.json` at `server`.
+    fn use_server(&self, server: &MockServer) {
+        std::fs::write(
+            self.agent_dir().join("models.json"),
+            openai::models_json(&server.url("/v1")),
+        )
+        .unwrap();
+    }
+
+    fn agent_dir(&self) -> PathBuf {
+        self.home.join(".pi/agent")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+        command
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Runs `pi` on a blocking thread (the mock server lives on the test's runtime).
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut command = self.command(args);
+        tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    async fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Output {
+        let mut command = self.command(args);
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let input = stdin.to_owned();
+        tokio::task::spawn_blocking(move || {
+            use std::io::Write;
+            let mut child = command.spawn().unwrap();
+            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+            child.wait_with_output().unwrap()
+        })
+        .await
+        .unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn tool_session(project: &Path) -> Vec<Reply> {
+    vec![
+        openai::tool_calls(&[
+            ("call-1", "read", json!({"path": "README.md"})),
+            ("call-2", "bash", json!({"command": "echo from-bash"})),
+        ]),
+        openai::tool_calls(&[(
+            "call-3",
+            "write",
+            json!({"path": project.join("NOTES.md"), "content": "notes\n"}),
+        )]),
+        openai::text("All done."),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn print_mode_runs_a_multi_turn_tool_session() {
+    let sandbox = Sandbox::new(None);
+    let server = MockServer::start(tool_session(&sandbox.project)).await;
+    sandbox.use_server(&server);
+    let output = sandbox.run(&["-p", "Read the README and take notes"]).await;
+    assert_eq!(text(&output.stderr), "");
+    assert!(output.status.success());
+    assert_eq!(text(&output.stdout), "All done.\n");
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("NOTES.md")).unwrap(),
+        "notes\n"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0].line, "POST /v1/chat/completions");
+    let first = requests[0].json();
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tools,
+        ["read", "bash", "edit", "write"],
+        "pi's default tools on the wire"
+    );
+    assert_eq!(first["model"], openai::MODEL_ID);
+    let second = requests[1].json();
+    let tool_messages: Vec<&Value> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(tool_messages.len(), 2);
+    assert!(
+        tool_messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("A sample project.")
+    );
+    assert!(tool_messages[1]["content"].as_str().unwrap().contains("from-bash"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn piped_stdin_and_files_are_merged_into_the_prompt() {
+    let server = MockServer::start(vec![openai::text("ok")]).await;
+    let sandbox = Sandbox::new(Some(&server));
+    let output = sandbox
+        .run_with_stdin(&["-p", "@README.md", "Review this"], "diff --git a b\n")
+        .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let body = server.requests()[0].json();
+    let user = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap();
+    let content = user["content"].to_string();
+    assert!(content.contains("diff --git a b"), "{content}");
+    assert!(content.contains("<file name=\\\"README.md\\\">"), "{content}");
+    assert!(content.contains("Review this"), "{content}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_final_message_goes_to_stderr_with_exit_1() {
+    let server = MockServer::start(vec![Reply::json(400, r#"{"error":{"message":"bad request body"}}"#)]).await;
+    let sandbox = Sandbox::new(Some(&server));
+    let output = sandbox.run(&["-p", "hi"]).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(text(&output.stdout), "");
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("400"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_inputs_fail_with_one_clear_line() {
+    let server = MockServer::start(vec![]).await;
+    let sandbox = Sandbox::new(Some(&server));
+    let cases: [(&[&str], &str, i32); 4] = [
+        (
+            &["--frobnicate"],
+            "pi: unexpected argument '--frobnicate' (see pi --help)\n",
+            2,
+        ),
+        (
+            &["-p", "--model", "no-such-model", "hi"],
+            "pi: Unknown model: no-such-model (see pi --list-models)\n",
+            1,
+        ),
+        (&["-p", "@missing.md"], "pi: File not found: missing.md\n", 1),
+        (
+            &["-p", "--thinking", "lots", "hi"],
+            "pi: Unknown thinking level: lots (use off, minimal, low, medium, high, xhigh)\n",
+            1,
+        ),
+    ];
+    for (args, stderr, code) in cases {
+        let output = sandbox.run(args).await;
+        assert_eq!(text(&output.stderr), stderr, "{args:?}");
+        assert_eq!(output.status.code(), Some(code), "{args:?}");
+    }
+    assert!(server.requests().is_empty(), "nothing was sent");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreadable_models_json_is_one_line() {
+    let sandbox = Sandbox::new(None);
+    std::fs::write(sandbox.agent_dir().join("models.json"), "{\"providers\": {\"x\": [}}").unwrap();
+    let output = sandbox.run(&["-p", "hi"]).await;
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("pi: ") && stderr.contains("models.json"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_model_pi_explains_how_to_configure_one() {
+    let sandbox = Sandbox::new(None);
+    let output = sandbox.run(&["-p", "hi"]).await;
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    for needle in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "models.json", "pi --demo"] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn version_help_and_list_models() {
+    let server = MockServer::start(vec![]).await;
+    let sandbox = Sandbox::new(Some(&server));
+    let output = sandbox.run(&["--version"]).await;
+    assert_eq!(text(&output.stdout), format!("{}\n", env!("CARGO_PKG_VERSION")));
+    let output = sandbox.run(&["--help"]).await;
+    assert!(output.status.success());
+    assert!(text(&output.stdout).contains("--list-models"));
+    let output = sandbox.run(&["--list-models"]).await;
+    assert_eq!(
+        text(&output.stdout),
+        "provider  model       context  max-out  thinking  images\nmock      mock-model  128K     16K      no        no\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_runs_offline() {
+    let sandbox = Sandbox::new(None);
+    let output = sandbox.run(&["--demo"]).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    for needle in [
+        "→ read {\"path\":\"src/greet.ts\"}\n→ read {\"path\":\"src/math.ts\"}",
+        "→ edit ",
+        "Applied 2 replacements in 2 files.",
+        "Discarded: AST Edit: 1 replacement in 1 file.",
+        "test: ok (done so far: format → typecheck → test)",
+    ] {
+        assert!(stdout.contains(needle), "{needle}:\n{stdout}");
+    }
+}
+
+fn session_files(sandbox: &Sandbox) -> Vec<PathBuf> {
+    let root = sandbox.agent_dir().join("sessions");
+    let mut files = Vec::new();
+    for dir in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+            files.push(file.path());
+        }
+    }
+    files.sort();
+    files
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_are_written_and_continued() {
+    let server = MockServer::start(vec![openai::text("First answer."), openai::text("Second answer.")]).await;
+    let sandbox = Sandbox::new(Some(&server));
+    let output = sandbox.run(&["-p", "First question"]).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let files = session_files(&sandbox);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let dir_name = files[0]
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(dir_name.starts_with("--") && dir_name.ends_with("--"), "{dir_name}");
+    let lines: Vec<Value> = std::fs::read_to_string(&files[0])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "session");
+    assert_eq!(lines[0]["version"], 3);
+    assert_eq!(lines[1]["message"]["role"], "user");
+    assert_eq!(lines[2]["message"]["role"], "assistant");
+    assert_eq!(lines[2]["parentId"], lines[1]["id"]);
+
+    let output = sandbox.run(&["-p", "-c", "Second question"]).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Second answer.\n");
+    assert_eq!(session_files(&sandbox).len(), 1, "continued in the same file");
+    let second = server.requests()[1].json();
+    let contents: Vec<String> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert_eq!(contents.len(), 3, "{contents:?}");
+    assert!(contents[0].contains("First question") && contents[1].contains("First answer."));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_session_writes_nothing() {
+    let server = MockServer::start(vec![openai::text("ok")]).await;
+    let sandbox = Sandbox::new(Some(&server));
+    let output = sandbox.run(&["-p", "--no-session", "hi"]).await;
+    assert!(output.status.success());
+    assert!(session_files(&sandbox).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_file_with_garbage_lines_loads_with_warnings() {
+    let server = MockServer::start(vec![openai::text("Still here.")]).await;
+    let sandbox = Sandbox::new(Some(&server));
+    let file = sandbox.project.join("old.jsonl");
+    let header = json!({"type": "session", "version": 3, "id": "0e7c5a52-0000-4000-8000-000000000001",
+        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": sandbox.project});
+    let user = json!({"type": "message", "id": "aaaa0001", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": "Remember the word teal.", "timestamp": 1}});
+    let answer = json!({"type": "message", "id": "aaaa0002", "parentId": "aaaa0001", "timestamp": "2026-01-01T00:00:02.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "Teal it is."}], "api": "openai-completions",
+            "provider": "mock", "model": "mock-model", "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0,
+            "totalTokens": 2, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "stopReason": "stop", "timestamp": 2}});
+    std::fs::write(
+        &file,
+        format!("{header}\n{user}\nthis line is garbage\n{answer}\n{{\"type\":\"mess"),
+    )
+    .unwrap();
+    let output = sandbox.run(&["-p", "--session", "old.jsonl", "Which word?"]).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("old.jsonl:3"), "{stderr}");
+    assert!(stderr.contains("old.jsonl:5"), "{stderr}");
+    let body = server.requests()[0].json().to_string();
+    assert!(
+        body.contains("Remember the word teal.") && body.contains("Teal it is."),
+        "{body}"
+    );
+    let reloaded = std::fs::read_to_string(&file).unwrap();
+    assert!(reloaded.contains("Still here."), "the new answer was appended");
+    assert!(reloaded.contains("this line is garbage"), "nothing was thrown away");
+}
+
+/// Replaces the values that change from run to run (times, ids, paths) by placeholders.
+fn normalise(value: &mut Value, project: &str) {
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                match key.as_str() {
+                    "timestamp" => *item = json!("<timestamp>"),
+                    "id" | "parentId" if item.is_string() => *item = json!("<id>"),
+                    "responseId" => *item = json!("<response-id>"),
+                    _ => normalise(item, project),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| normalise(item, project)),
+        Value::String(text) if text.contains(project) => *text = text.replace(project, "<project>"),
+        _ => {}
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_mode_prints_the_header_then_every_event() {
+    let sandbox = Sandbox::new(None);
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[("call-1", "read", json!({"path": "README.md"}))]),
+        openai::text("It is a sample."),
+    ])
+    .await;
+    sandbox.use_server(&server);
+    let output = sandbox.run(&["--mode", "json", "What is this project?"]).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let project = sandbox.project.display().to_string();
+    let lines: Vec<String> = text(&output.stdout)
+        .lines()
+        .map(|line| {
+            let mut value: Value = serde_json::from_str(line).unwrap();
+            normalise(&mut value, &project);
+            value.to_string()
+        })
+        .collect();
+    assert!(lines[0].starts_with("{\"type\":\"session\""), "{}", lines[0]);
+    assert!(
+        lines.iter().all(|l| !l.contains("\"partial\"")),
+        "message_update is delta-only"
+    );
+    insta::assert_snapshot!("json_mode_events", lines.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pi_models_json_works_unchanged_with_provider_and_model_flags() {
+    let server = MockServer::start(vec![openai::text("Hello from the local server.")]).await;
+    let sandbox = Sandbox::new(None);
+    // A models.json as pi users write it for a local OpenAI-compatible server.
+    let models = json!({
+        "providers": {
+            "llamacpp": {
+                "baseUrl": server.url("/v1"),
+                "api": "openai-completions",
+                "apiKey": "none",
+                "models": [{"id": "qwen2.5-coder-7b", "name": "Qwen 2.5 Coder 7B", "contextWindow": 32768, "maxTokens": 8192}]
+            }
+        }
+    });
+    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).unwrap();
+    let output = sandbox
+        .run(&[
+            "-p",
+            "--provider",
+            "llamacpp",
+            "--model",
+            "qwen2.5-coder-7b",
+            "--tools",
+            "read,bash,edit,write,grep,find,ls",
+            "Hello",
+        ])
+        .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hello from the local server.\n");
+    let body = server.requests()[0].json();
+    assert_eq!(body["model"], "qwen2.5-coder-7b");
+    let tools = serde_json::to_string_pretty(&body["tools"]).unwrap();
+    insta::assert_snapshot!("wire_tools", tools);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thinking_flag_beats_the_level_recorded_in_a_continued_session() {
+    let server = MockServer::start(vec![openai::text("Thought about it.")]).await;
+    let sandbox = Sandbox::new(None);
+    let models = json!({"providers": {"mock": {
+        "baseUrl": server.url("/v1"), "api": "openai-completions", "apiKey": "mock-key",
+        "models": [{"id": "thinker", "reasoning": true}]
+    }}});
+    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).unwrap();
+    let session = sandbox.project.join("earlier.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "5d1c2b3a-0000-4000-8000-000000000001",
+               "timestamp": "2026-11-01T10:00:00.000Z", "cwd": sandbox.project}),
+        json!({"type": "model_change", "id": "a0000001", "parentId": null,
+               "timestamp": "2026-11-01T10:00:01.000Z", "provider": "mock", "modelId": "thinker"}),
+        json!({"type": "thinking_level_change", "id": "a0000002", "parentId": "a0000001",
+               "timestamp": "2026-11-01T10:00:02.000Z", "thinkingLevel": "high"}),
+    ];
+    let text_lines: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&session, text_lines.join("\n") + "\n").unwrap();
+    let path = session.to_string_lossy().into_owned();
+    let output = sandbox
+        .run(&["-p", "--session", &path, "--thinking", "low", "Think a little"])
+        .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(server.requests()[0].json()["reasoning_effort"], "low");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_stops_the_run_cleanly_and_a_second_one_or_an_idle_one_exits() {
+    let slow = openai::text("A slow answer that takes its time to stream, chunk after chunk after chunk.")
+        .paced(std::time::Duration::from_millis(300));
+    let server = MockServer::start(vec![slow]).await;
+    let sandbox = Sandbox::new(Some(&server));
+    let mut command = sandbox.command(&["-p", "Tell me slowly"]);
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = command.spawn().unwrap();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    // Wait (without a time budget) until the request is being answered.
+    while server.requests().is_empty() {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stderr), "Request was aborted\n");
+    // The session file keeps what finished: the prompt and the aborted answer.
+    let files = session_files(&sandbox);
+    assert_eq!(files.len(), 1);
+    let saved = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(
+        saved.contains("Tell me slowly") && saved.contains("\"stopReason\":\"aborted\""),
+        "{saved}"
+    );
+
+    // An idle RPC process exits on SIGTERM with 128 + 15.
+    let mut command = sandbox.command(&["--mode", "rpc"]);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    let stdin = child.stdin.take();
+    {
+        use std::io::{BufRead, Write};
+        let mut stdin = stdin.unwrap();
+        writeln!(stdin, "{{\"type\":\"get_state\",\"id\":1}}").unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains("\"command\":\"get_state\""), "{line}");
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(status.code(), Some(143));
+        drop(stdin);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn custom_tool_load_errors_are_reported_and_pi_goes_on() {
+    let server = MockServer::start(vec![openai::text("Still answering.")]).await;
+    let sandbox = Sandbox::new(Some(&server));
+    let clash = sandbox.project.join("clash");
+    std::fs::create_dir_all(&clash).unwrap();
+    std::fs::write(
+        clash.join("tool.json"),
+        r#"{"command": "python3", "args": ["-c", "import sys, json\nfor line in sys.stdin:\n    m = json.loads(line)\n    print(json.dumps({'jsonrpc': '2.0', 'id': m.get('id'), 'result': {'tools': [{'name': 'read', 'description': 'x', 'parameters': {'type': 'object'}}]} if m['method'] == 'initialize' else None}), flush=True)"]}"#,
+    )
+    .unwrap();
+    let output = sandbox
+        .run(&["-p", "--tool", "no-such-tool", "--tool", "clash", "hi"])
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Still answering.\n");
+    let stderr = text(&output.stderr);
+    let project = sandbox.project.display().to_string();
+    assert!(
+        stderr.contains(&format!(
+            "pi: custom tool {project}/no-such-tool: Tool path not found: {project}/no-such-tool"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "pi: custom tool {project}/clash: Tool name \"read\" conflicts with existing tool"
+        )),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,528 @@
+//! The example custom tools (`examples/custom-tools/`) from `pi -p` with a scripted model (a mock
+//! OpenAI-compatible server on 127.0.0.1), in each of their forms: native Rust (the `pi` command
+//! run in-process with the example factories, exactly as `examples/pi_native_tools.rs` runs it), a
+//! process speaking the stdio protocol (`tool.json`), and pi's TypeScript (`index.ts`, through the
+//! Node host; skipped with a printed reason when no Node ≥ 22.6 is installed, unless
+//! `PI_REQUIRE_NODE` is set — `.ci/run` installs one and sets it).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../../examples/custom-tools/batch-rename-preview/native.rs"]
+#[allow(dead_code)]
+mod batch_rename_preview;
+#[path = "../../../examples/custom-tools/hello/native.rs"]
+#[allow(dead_code)]
+mod hello;
+#[path = "../../../examples/custom-tools/tic-tac-toe/native.rs"]
+#[allow(dead_code)]
+mod tic_tac_toe;
+#[path = "../../../examples/custom-tools/todo/native.rs"]
+#[allow(dead_code)]
+mod todo;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_tool_call};
+use pi_agent_core::{AgentMessage, ToolContext, ToolExecutionMode, ToolResult};
+use pi_cli::modes::interactive::render::{RenderContext, Renderers, render_tool};
+use pi_cli::modes::interactive::transcript::ToolBlock;
+use pi_cli::{Args, Io, RunOptions, run_with};
+use pi_coding_agent::app::App;
+use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};
+use pi_coding_agent::custom_tools::{
+    CustomTool, CustomTools, LoadedTool, NamedFactory, SessionReason, ToolApi, ToolKind,
+};
+use pi_coding_agent::session::{AgentSession, SessionOptions};
+use pi_session_store::{EntryKind, SessionManager};
+use pi_test_support::{MockServer, Reply, openai};
+use pi_tui::Theme;
+use pi_tui::testing::plain;
+use serde_json::{Value, json};
+
+/// How an example tool is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Native,
+    Process,
+    TypeScript,
+}
+
+const FORMS: [Form; 3] = [Form::Native, Form::Process, Form::TypeScript];
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/custom-tools")
+}
+
+/// Reads an environment variable (the process's, or a fixed map in the tests of [`skip_in`]).
+type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+fn system_env() -> Env {
+    Arc::new(|name: &str| std::env::var(name).ok())
+}
+
+/// Whether the `node` pi would run (`PI_NODE`, else `node` on `PATH`, read through `env`) can run
+/// the TypeScript examples, or why not — with the checks `pi` itself makes.
+async fn node_for_typescript(env: Env) -> Result<(), String> {
+    let entry = examples_dir().join("hello").join("index.ts");
+    let (lookup, path) = (env.clone(), entry.clone());
+    let node = tokio::task::spawn_blocking(move || find_node(&*lookup, &path))
+        .await
+        .unwrap()?;
+    let version = node_version(&node).await?;
+    check_version(version, &node, &entry)
+}
+
+/// Whether to skip `form` here: the TypeScript form without a Node new enough (printing why) —
+/// unless `PI_REQUIRE_NODE` is set in `env` (`.ci/run` sets it), which fails the test instead.
+async fn skip_in(form: Form, env: Env) -> bool {
+    if form != Form::TypeScript {
+        return false;
+    }
+    match node_for_typescript(env.clone()).await {
+        Ok(()) => false,
+        Err(why) => {
+            assert!(
+                env("PI_REQUIRE_NODE").is_none(),
+                "PI_REQUIRE_NODE is set, but the TypeScript form cannot run: {why}"
+            );
+            println!("skipped: TypeScript form ({why})");
+            true
+        }
+    }
+}
+
+async fn skip(form: Form) -> bool {
+    skip_in(form, system_env()).await
+}
+
+/// `env` holding `pairs` only.
+fn env_of(pairs: &[(&str, &str)]) -> Env {
+    let map: std::collections::HashMap<String, String> =
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    Arc::new(move |name: &str| map.get(name).cloned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_node_the_typescript_form_is_skipped_unless_node_is_required() {
+    let missing = [("PATH", ""), ("PI_NODE", "/nonexistent/node")];
+    assert!(!skip_in(Form::Native, env_of(&missing)).await);
+    assert!(skip_in(Form::TypeScript, env_of(&missing)).await);
+    let required = env_of(&[missing[0], missing[1], ("PI_REQUIRE_NODE", "1")]);
+    let failed = tokio::spawn(skip_in(Form::TypeScript, required)).await.unwrap_err();
+    let message = failed.into_panic();
+    let message = message.downcast_ref::<String>().unwrap();
+    assert!(
+        message.starts_with("PI_REQUIRE_NODE is set, but the TypeScript form cannot run: PI_NODE=/nonexistent/node"),
+        "{message}"
+    );
+}
+
+struct Run {
+    stdout: String,
+    stderr: String,
+    code: i32,
+    requests: Vec<Value>,
+}
+
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buffer {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// Runs `pi -p <prompt>` in `project` with the example `name` in `form`, the model scripted by
+/// `replies`; `env` goes to the tool (process and TypeScript forms).
+async fn run_example(
+    form: Form,
+    name: &str,
+    factory: NamedFactory,
+    project: &Path,
+    replies: Vec<Reply>,
+    env: &[(&str, &str)],
+) -> Run {
+    let server = MockServer::start(replies).await;
+    let home = project.parent().unwrap().join("home");
+    std::fs::create_dir_all(home.join(".pi/agent")).unwrap();
+    std::fs::write(
+        home.join(".pi/agent/models.json"),
+        openai::models_json(&server.url("/v1")),
+    )
+    .unwrap();
+    let prompt = "Use the tool.";
+    let (stdout, stderr, code) = match form {
+        Form::Native => {
+            let (out, err) = (Buffer::default(), Buffer::default());
+            let io = Io {
+                stdout: Arc::new(Mutex::new(out.clone())),
+                stderr: Arc::new(Mutex::new(err.clone())),
+                stdin: None,
+                interactive: false,
+            };
+            let args = Args::parse_from_argv(["pi", "-p", "--no-session", prompt]).unwrap();
+            let options = RunOptions {
+                factories: vec![factory],
+                cwd: Some(project.to_path_buf()),
+                agent_dir: Some(home.join(".pi/agent")),
+            };
+            let code = run_with(args, io, options).await;
+            (out.text(), err.text(), code)
+        }
+        Form::Process | Form::TypeScript => {
+            let entry = match form {
+                Form::Process => examples_dir().join(name).join("tool.json"),
+                _ => examples_dir().join(name).join("index.ts"),
+            };
+            let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
+            command
+                .args(["-p", "--no-session", "--tool"])
+                .arg(&entry)
+                .arg(prompt)
+                .current_dir(project)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("HOME", &home)
+                .stdin(Stdio::null());
+            if let Ok(node) = std::env::var("PI_NODE") {
+                command.env("PI_NODE", node);
+            }
+            for (key, value) in env {
+                command.env(key, value);
+            }
+            let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+                .await
+                .unwrap();
+            (
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+                output.status.code().unwrap_or(-1),
+            )
+        }
+    };
+    let requests = server.requests().iter().map(|r| r.json()).collect();
+    Run {
+        stdout,
+        stderr,
+        code,
+        requests,
+    }
+}
+
+/// The `tool` messages of a request body.
+fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hello_in_every_form() {
+    for form in FORMS {
+        if skip(form).await {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let replies = vec![
+            openai::tool_calls(&[("c1", "hello", json!({"name": "pi"}))]),
+            openai::text("Greeted."),
+        ];
+        let run = run_example(form, "hello", hello::factory(), &project, replies, &[]).await;
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?}");
+        assert_eq!(run.stdout, "Greeted.\n", "{form:?}");
+        let tools: Vec<&str> = run.requests[0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert!(tools.contains(&"hello"), "{form:?}: {tools:?}");
+        assert_eq!(tool_results(&run.requests[1]), ["Hello, pi!"], "{form:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn todo_in_every_form() {
+    for form in FORMS {
+        if skip(form).await {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let replies = vec![
+            openai::tool_calls(&[("c1", "todo", json!({"action": "add", "text": "buy milk"}))]),
+            openai::tool_calls(&[("c2", "todo", json!({"action": "add", "text": "write tests"}))]),
+            openai::tool_calls(&[("c3", "todo", json!({"action": "toggle", "id": 1}))]),
+            openai::tool_calls(&[("c4", "todo", json!({"action": "list"}))]),
+            openai::text("Listed."),
+        ];
+        let run = run_example(form, "todo", todo::factory(), &project, replies, &[]).await;
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?}");
+        assert_eq!(
+            tool_results(&run.requests[4]),
+            [
+                "Added todo #1: buy milk",
+                "Added todo #2: write tests",
+                "Todo #1 completed",
+                "[x] #1: buy milk\n[ ] #2: write tests"
+            ],
+            "{form:?}"
+        );
+    }
+}
+
+/// The native todo in an [`App`] on the faux model, with the tool itself (to ask for its list).
+async fn native_todo_app(dir: &Path, faux: &FauxModel) -> (App, Arc<dyn CustomTool>) {
+    let options = SessionOptions::new(dir, faux.model())
+        .stream_fn(faux.stream_fn())
+        .tools(Vec::<String>::new());
+    let session = AgentSession::new(options).unwrap();
+    let tools = todo::factory().factory.create(&session.tool_api()).unwrap();
+    let loaded = CustomTools {
+        tools: tools
+            .iter()
+            .map(|tool| LoadedTool {
+                tool: tool.clone(),
+                origin: "native:todo".to_owned(),
+                path: None,
+                kind: ToolKind::Native,
+            })
+            .collect(),
+        errors: Vec::new(),
+    };
+    let (names, errors) = session.add_custom_tools(&loaded);
+    assert!(errors.is_empty(), "{errors:?}");
+    session.set_active_tools(names).unwrap();
+    let app = App::new(
+        session,
+        SessionManager::in_memory(dir),
+        Arc::new(pi_ai::ModelRegistry::builtin()),
+        None,
+        Arc::new(|_| {}),
+    );
+    app.notify_tools(SessionReason::Start, None).await;
+    (app, tools[0].clone())
+}
+
+fn todo_call(id: &str, args: Value) -> FauxResponse {
+    faux_assistant_message(vec![faux_tool_call(id, "todo", args)]).into()
+}
+
+async fn todo_list(tool: &Arc<dyn CustomTool>) -> String {
+    let result = tool
+        .execute("list", json!({"action": "list"}), ToolContext::detached())
+        .await
+        .unwrap();
+    result.content.iter().filter_map(|b| b.as_text()).collect()
+}
+
+/// The id of the first entry of the session file (branches left behind included) matching `find`.
+fn entry_id(app: &App, find: impl Fn(&AgentMessage) -> bool) -> String {
+    app.with_store(|store| {
+        store
+            .entries()
+            .iter()
+            .find(|e| matches!(&e.kind, EntryKind::Message(m) if find(m)))
+            .map(|e| e.id.clone())
+            .unwrap()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn native_todo_rebuilds_its_list_from_the_branch_tree_navigation_moves_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let (app, tool) = native_todo_app(dir.path(), &faux).await;
+    faux.set_responses([
+        todo_call("t1", json!({"action": "add", "text": "milk"})),
+        faux_assistant_text("added").into(),
+        todo_call("t2", json!({"action": "add", "text": "eggs"})),
+        todo_call("t3", json!({"action": "toggle", "id": 1})),
+        faux_assistant_text("added").into(),
+    ]);
+    app.session().prompt("add milk").await.unwrap();
+    app.session().prompt("add eggs, milk is done").await.unwrap();
+    assert_eq!(todo_list(&tool).await, "[x] #1: milk\n[ ] #2: eggs");
+
+    // `/tree` to the second prompt: the leaf goes back to just before it, in the same file, which
+    // still holds the results of `t2` and `t3`; the list is the one of that point.
+    let second_prompt = app.with_store(|store| {
+        let mut users = store
+            .entries()
+            .iter()
+            .filter(|e| matches!(e.kind, EntryKind::Message(AgentMessage::User(_))));
+        users.nth(1).map(|e| e.id.clone()).unwrap()
+    });
+    app.navigate(&second_prompt).await.unwrap();
+    assert_eq!(todo_list(&tool).await, "[ ] #1: milk");
+    let event = app.tool_session_event(SessionReason::Tree, None);
+    assert_eq!(event.result_details("todo").count(), 1, "only t1 is on the branch");
+
+    // A new branch from there, then `/tree` back onto the first branch's last result: the newest
+    // result in the file (`bread`) is on the branch left behind and plays no part.
+    faux.set_responses([
+        todo_call("t4", json!({"action": "add", "text": "bread"})),
+        faux_assistant_text("added").into(),
+    ]);
+    app.session().prompt("add bread").await.unwrap();
+    assert_eq!(todo_list(&tool).await, "[ ] #1: milk\n[ ] #2: bread");
+    let toggle = entry_id(
+        &app,
+        |m| matches!(m, AgentMessage::ToolResult(r) if r.tool_call_id == "t3"),
+    );
+    app.navigate(&toggle).await.unwrap();
+    assert_eq!(todo_list(&tool).await, "[x] #1: milk\n[ ] #2: eggs");
+}
+
+fn three_moves_then_play() -> Reply {
+    openai::tool_calls(&[
+        ("m1", "tic_tac_toe", json!({"action": "move_down"})),
+        ("m2", "tic_tac_toe", json!({"action": "move_right"})),
+        ("m3", "tic_tac_toe", json!({"action": "move_right"})),
+        ("p1", "tic_tac_toe", json!({"action": "play"})),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tic_tac_toe_plays_on_the_intended_cell_only_when_sequential() {
+    for form in FORMS {
+        if skip(form).await {
+            continue;
+        }
+        for (mode, expected) in [
+            ("sequential", "Placed O at (1, 2)."),
+            ("parallel", "Placed O at (0, 0)."),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let project = dir.path().join("project");
+            std::fs::create_dir_all(&project).unwrap();
+            let factory = tic_tac_toe::factory_with_mode(if mode == "parallel" {
+                ToolExecutionMode::Parallel
+            } else {
+                ToolExecutionMode::Sequential
+            });
+            let replies = vec![three_moves_then_play(), openai::text("Played.")];
+            let env = [("TIC_TAC_TOE_MODE", mode)];
+            let run = run_example(form, "tic-tac-toe", factory, &project, replies, &env).await;
+            assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?} {mode}");
+            let results = tool_results(&run.requests[1]);
+            assert_eq!(results.len(), 4, "{form:?} {mode}: {results:?}");
+            assert!(results[3].starts_with(expected), "{form:?} {mode}: {results:?}");
+        }
+    }
+}
+
+/// The native tic-tac-toe's block for `result` (an error or not) in the interactive mode, as text.
+fn tic_tac_toe_block(result: ToolResult, is_error: bool) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = tic_tac_toe::factory()
+        .factory
+        .create(&ToolApi::new(dir.path()))
+        .unwrap();
+    let renderers: Renderers = tools.into_iter().map(|t| (t.name().to_owned(), t)).collect();
+    let block = ToolBlock {
+        call_id: "p1".into(),
+        name: "tic_tac_toe".into(),
+        args: json!({"action": "play"}),
+        partial: None,
+        result: Some(result),
+        is_error,
+        started: None,
+        elapsed: None,
+    };
+    let theme = Theme::indexed();
+    let context = RenderContext {
+        theme: &theme,
+        expanded: false,
+        renderers: &renderers,
+    };
+    plain(&render_tool(&block, context, 100))
+}
+
+#[test]
+fn native_tic_tac_toe_draws_a_cross_for_an_error_and_a_tick_for_a_success() {
+    let error = tic_tac_toe_block(
+        ToolResult::text("Cell (0, 0) is already X. Move to an empty cell and retry play."),
+        true,
+    );
+    assert!(error.contains("✗ Cell (0, 0) is already X."), "{error}");
+    assert!(!error.contains('✓'), "{error}");
+    let success = tic_tac_toe_block(ToolResult::text("Placed O at (1, 1)."), false);
+    assert!(success.contains("✓ Placed O at (1, 1)."), "{success}");
+    assert!(!success.contains('✗'), "{success}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn batch_rename_preview_applies_only_through_resolve_in_every_form() {
+    for form in FORMS {
+        if skip(form).await {
+            continue;
+        }
+        for action in ["apply", "discard"] {
+            let dir = tempfile::tempdir().unwrap();
+            let project = dir.path().join("project");
+            std::fs::create_dir_all(&project).unwrap();
+            std::fs::write(project.join("a.txt"), "a").unwrap();
+            let replies = vec![
+                openai::tool_calls(&[(
+                    "c1",
+                    "batch_rename_preview",
+                    json!({"renames": [{"from": "a.txt", "to": "b.txt"}]}),
+                )]),
+                openai::tool_calls(&[(
+                    "c2",
+                    "resolve",
+                    json!({"action": action, "reason": "Checked the plan."}),
+                )]),
+                openai::text("Done."),
+            ];
+            let run = run_example(
+                form,
+                "batch-rename-preview",
+                batch_rename_preview::factory(),
+                &project,
+                replies,
+                &[],
+            )
+            .await;
+            assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?} {action}");
+            // The model was forced to resolve the preview.
+            assert_eq!(
+                run.requests[1]["tool_choice"],
+                json!({"type": "function", "function": {"name": "resolve"}}),
+                "{form:?}"
+            );
+            let renamed = project.join("b.txt").exists();
+            assert_eq!(renamed, action == "apply", "{form:?} {action}");
+            assert_eq!(project.join("a.txt").exists(), action == "discard", "{form:?} {action}");
+            let resolve = tool_results(&run.requests[2]);
+            let expected = if action == "apply" {
+                "Applied batch rename. Reason: Checked the plan."
+            } else {
+                "Discarded batch rename. Reason: Checked the plan."
+            };
+            assert_eq!(resolve.last().map(String::as_str), Some(expected), "{form:?} {action}");
+        }
+    }
+}

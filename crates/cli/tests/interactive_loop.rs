@@ -1,0 +1,325 @@
+//! The interactive mode's loop on a vt100 terminal: keys in, screen out. A response streams while
+//! the terminal is resized; a pending preview is applied from the keyboard.
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
+use pi_ai::ModelRegistry;
+use pi_cli::modes::interactive::{InteractiveOptions, Terminal, run_with_terminal};
+use pi_coding_agent::app::App;
+use pi_coding_agent::session::{AgentSession, SessionOptions};
+use pi_session_store::SessionManager;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+/// A terminal emulator the loop writes to; each flush is one frame.
+#[derive(Clone)]
+struct Vt {
+    parser: Arc<Mutex<vt100::Parser>>,
+    frame: Vec<u8>,
+}
+
+impl Vt {
+    fn new(width: u16, height: u16) -> Self {
+        Vt {
+            parser: Arc::new(Mutex::new(vt100::Parser::new(nz(height), nz(width), 10_000))),
+            frame: Vec::new(),
+        }
+    }
+
+    fn resize(&self, width: u16, height: u16) {
+        self.parser.lock().unwrap().set_size(nz(height), nz(width));
+    }
+
+    fn screen(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Every row, scrollback first, trailing blanks trimmed.
+    fn history(&self) -> Vec<String> {
+        let mut parser = self.parser.lock().unwrap();
+        let screen = parser.screen_mut();
+        screen.set_scrollback(usize::MAX);
+        let total = screen.scrollback();
+        let mut rows = Vec::new();
+        for offset in (1..=total).rev() {
+            screen.set_scrollback(offset);
+            rows.extend(screen.rows(0, 1000).take(1));
+        }
+        screen.set_scrollback(0);
+        rows.extend(screen.rows(0, 1000));
+        rows.into_iter().map(|r| r.trim_end().to_owned()).collect()
+    }
+}
+
+impl Write for Vt {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.frame.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let frame = std::mem::take(&mut self.frame);
+        self.parser.lock().unwrap().process(&frame);
+        Ok(())
+    }
+}
+
+fn nz(n: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(n).unwrap()
+}
+
+fn app(dir: &Path, faux: &FauxModel, tools: &[&str]) -> App {
+    let options = SessionOptions::new(dir, faux.model())
+        .stream_fn(faux.stream_fn())
+        .tools(tools.iter().copied());
+    let session = AgentSession::new(options).unwrap();
+    App::new(
+        session,
+        SessionManager::in_memory(dir),
+        Arc::new(ModelRegistry::builtin()),
+        None,
+        Arc::new(|_| {}),
+    )
+}
+
+fn key(code: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn type_line(keys: &mpsc::UnboundedSender<Event>, text: &str) {
+    for c in text.chars() {
+        keys.send(key(KeyCode::Char(c))).unwrap();
+    }
+    keys.send(key(KeyCode::Enter)).unwrap();
+}
+
+async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn count(rows: &[String], needle: &str) -> usize {
+    rows.iter().filter(|row| row.contains(needle)).count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resizing_while_a_response_streams_keeps_the_scrollback_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let words: Vec<String> = (1..=120).map(|i| format!("word{i}")).collect();
+    let answer = words.join(" ");
+    // Slow enough that the resizes land mid-stream even on a loaded machine.
+    let faux = FauxModel::builder().tokens_per_second(150.0).build();
+    faux.set_responses([faux_assistant_text(answer.clone())]);
+    // Scrollback included: a word may have scrolled off the screen by the time it is looked for.
+    let shown = |vt: &Vt, word: &str| vt.history().iter().any(|row| row.split_whitespace().any(|w| w == word));
+    let app = app(dir.path(), &faux, &[]);
+    let vt = Vt::new(60, 20);
+    let (keys, events) = mpsc::unbounded_channel();
+    let term = Terminal {
+        out: vt.clone(),
+        size: (60, 20),
+        events,
+    };
+    let session = app.session().clone();
+    let options = InteractiveOptions {
+        header: vec!["pi test".into()],
+        ..Default::default()
+    };
+    let run = tokio::spawn(async move { run_with_terminal(&app, options, term).await });
+
+    type_line(&keys, "hello there");
+    wait_for("the answer to start streaming", || shown(&vt, "word3")).await;
+    assert!(
+        session.agent().is_streaming(),
+        "still streaming when the terminal is resized"
+    );
+    vt.resize(34, 20);
+    keys.send(Event::Resize(34, 20)).unwrap();
+    wait_for("more of the answer", || shown(&vt, "word30")).await;
+    vt.resize(90, 24);
+    keys.send(Event::Resize(90, 24)).unwrap();
+    wait_for("the run to end", || !session.agent().is_streaming()).await;
+    wait_for("the answer in the scrollback", || {
+        vt.screen().contains("word120") && !vt.screen().contains("Working")
+    })
+    .await;
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
+        .unwrap();
+    assert_eq!(run.await.unwrap(), 0);
+
+    let rows = vt.history();
+    assert_eq!(count(&rows, "hello there"), 1, "{rows:#?}");
+    assert_eq!(count(&rows, "pi test"), 1, "{rows:#?}");
+    // One live region is left on screen: one footer, one editor (two borders).
+    let cwd = dir.path().display().to_string();
+    let cwd_tail = &cwd[cwd.len().saturating_sub(12)..];
+    assert_eq!(count(&rows, cwd_tail), 1, "{rows:#?}");
+    assert_eq!(count(&rows, "────────"), 2, "{rows:#?}");
+    // The answer was committed once, whole and in order, at the final width.
+    let text = rows.join(" ");
+    let found: Vec<&str> = text.split_whitespace().filter(|w| w.starts_with("word")).collect();
+    assert_eq!(found, words.iter().map(String::as_str).collect::<Vec<_>>(), "{rows:#?}");
+    assert!(rows.iter().all(|row| unicode_width(row) <= 90), "{rows:#?}");
+}
+
+fn unicode_width(text: &str) -> usize {
+    pi_tui::display_width(text)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pending_preview_is_applied_from_the_keyboard() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.ts"), "oldCall(1);\n").unwrap();
+    let faux = FauxModel::new();
+    faux.set_responses([
+        faux_assistant_message(vec![faux_tool_call(
+            "c1",
+            "ast_edit",
+            json!({"ops": [{"pat": "oldCall($A)", "out": "newCall($A)"}], "paths": ["a.ts"]}),
+        )]),
+        // Forced to resolve, the model answers in text instead; the user decides.
+        faux_assistant_text("Please review the preview."),
+    ]);
+    let app = app(dir.path(), &faux, &["ast_edit"]);
+    let vt = Vt::new(80, 30);
+    let (keys, events) = mpsc::unbounded_channel();
+    let term = Terminal {
+        out: vt.clone(),
+        size: (80, 30),
+        events,
+    };
+    let run = tokio::spawn(async move { run_with_terminal(&app, InteractiveOptions::default(), term).await });
+
+    type_line(&keys, "rename it");
+    wait_for("the pending banner", || {
+        vt.screen()
+            .contains("pending  AST Edit: 1 replacement in 1 file · alt+y apply · alt+n discard")
+    })
+    .await;
+    wait_for("the answer", || vt.screen().contains("Please review the preview.")).await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.ts")).unwrap(),
+        "oldCall(1);\n"
+    );
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::ALT)))
+        .unwrap();
+    wait_for("the accept block", || {
+        vt.screen().contains("✓ Accept: 1 replacement in 1 file [AST Edit]")
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.ts")).unwrap(),
+        "newCall(1);\n"
+    );
+    assert!(vt.screen().contains("Decided by the user."));
+    assert!(!vt.screen().contains("alt+y apply"), "the banner is gone");
+    keys.send(key(KeyCode::Char('/'))).unwrap();
+    type_line(&keys, "quit");
+    assert_eq!(run.await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_commands_tree_fork_session_model_and_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    faux.set_responses([
+        faux_assistant_text("Answer one."),
+        faux_assistant_text("Answer two."),
+        faux_assistant_text("Answer three."),
+    ]);
+    let app = app(dir.path(), &faux, &[]);
+    let vt = Vt::new(100, 40);
+    let (keys, events) = mpsc::unbounded_channel();
+    let term = Terminal {
+        out: vt.clone(),
+        size: (100, 40),
+        events,
+    };
+    let looped = app.clone();
+    let run = tokio::spawn(async move { run_with_terminal(&looped, InteractiveOptions::default(), term).await });
+    let idle = |vt: &Vt| !vt.screen().contains("Working");
+
+    type_line(&keys, "first question");
+    wait_for("answer one", || vt.screen().contains("Answer one.") && idle(&vt)).await;
+    type_line(&keys, "second question");
+    wait_for("answer two", || vt.screen().contains("Answer two.") && idle(&vt)).await;
+
+    // /tree: the picker starts on the newest message of the branch; Up, Enter picks the first.
+    type_line(&keys, "/tree");
+    wait_for("the tree picker", || {
+        vt.screen().contains("Continue from an earlier message")
+    })
+    .await;
+    keys.send(key(KeyCode::Up)).unwrap();
+    keys.send(key(KeyCode::Enter)).unwrap();
+    wait_for("the move", || vt.screen().contains("Moved to an earlier point")).await;
+    assert!(
+        vt.screen().contains("> first question"),
+        "the message is back in the editor:\n{}",
+        vt.screen()
+    );
+    assert_eq!(
+        app.session().agent().messages().len(),
+        0,
+        "the context is before the first message"
+    );
+    keys.send(key(KeyCode::Enter)).unwrap();
+    wait_for("answer three", || vt.screen().contains("Answer three.") && idle(&vt)).await;
+    let messages = app.user_messages();
+    let summary: Vec<(String, usize, bool)> = messages
+        .iter()
+        .map(|m| (m.text.clone(), m.level, m.on_branch))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("first question".to_owned(), 0, false),
+            ("second question".to_owned(), 0, false),
+            ("first question".to_owned(), 0, true),
+        ],
+        "two roots now: the old branch and the new one"
+    );
+
+    // /fork lists the current branch only; forking puts the message back in the editor.
+    type_line(&keys, "/fork");
+    wait_for("the fork picker", || {
+        vt.screen().contains("Fork a new session from a message")
+    })
+    .await;
+    keys.send(key(KeyCode::Enter)).unwrap();
+    wait_for("the fork", || vt.screen().contains("Forked to a new session")).await;
+    assert!(vt.screen().contains("> first question"), "{}", vt.screen());
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)))
+        .unwrap();
+
+    type_line(&keys, "/session");
+    wait_for("the session notice", || vt.screen().contains("Messages: 0 user")).await;
+
+    type_line(&keys, "/model");
+    wait_for("the model picker", || vt.screen().contains("Select a model")).await;
+    keys.send(key(KeyCode::Esc)).unwrap();
+    wait_for("the editor again", || !vt.screen().contains("Select a model")).await;
+
+    type_line(&keys, "/new");
+    wait_for("the new session", || vt.screen().contains("New session started")).await;
+
+    type_line(&keys, "/help");
+    wait_for("the help", || vt.screen().contains("/resume")).await;
+
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
+        .unwrap();
+    assert_eq!(run.await.unwrap(), 0);
+}

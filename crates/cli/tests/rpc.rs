@@ -1,0 +1,343 @@
+//! `pi --mode rpc` spawned as a process and driven over stdin / stdout against a local mock
+//! server: responses with `id` echo, events interleaved, steering while streaming, abort, session
+//! commands, `bash`, and parse errors.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use pi_test_support::{MockServer, openai};
+use serde_json::{Value, json};
+
+/// A guard against a hung child, not a timing assertion.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+struct Rpc {
+    _dir: tempfile::TempDir,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Rpc {
+    fn start(server: &MockServer) -> Rpc {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".pi/agent")).unwrap();
+        std::fs::write(
+            home.join(".pi/agent/models.json"),
+            openai::models_json(&server.url("/v1")),
+        )
+        .unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
+            .args(["--mode", "rpc"])
+            .current_dir(&project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value = serde_json::from_str(&line).unwrap_or_else(|_| json!({"unparsed": line}));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Rpc {
+            _dir: dir,
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, command: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{command}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Reads lines until one matches; returns it.
+    fn until(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let line = self.lines.recv_timeout(PATIENCE).unwrap_or_else(|_| {
+                let kinds: Vec<String> = self.seen.iter().map(|v| format!("{} {}", v["type"], v["id"])).collect();
+                panic!("no line matching {what}; seen: {kinds:?}")
+            });
+            self.seen.push(line.clone());
+            if matches(&line) {
+                return line;
+            }
+        }
+    }
+
+    fn response(&mut self, id: &str) -> Value {
+        self.until(&format!("response {id}"), |v| v["type"] == "response" && v["id"] == id)
+    }
+
+    fn event(&mut self, kind: &str) -> Value {
+        self.until(kind, |v| v["type"] == kind)
+    }
+
+    fn close(mut self) -> Vec<Value> {
+        drop(self.stdin.take());
+        while let Ok(line) = self.lines.recv_timeout(PATIENCE) {
+            self.seen.push(line);
+        }
+        let status = self.child.wait().unwrap();
+        assert!(status.success());
+        self.seen
+    }
+}
+
+async fn on_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_with_tools_state_and_session_commands() {
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[("call-1", "bash", json!({"command": "echo tool-ran"}))]),
+        openai::text("The command printed tool-ran."),
+    ])
+    .await;
+    let requests = server.requests();
+    assert!(requests.is_empty());
+    let mut rpc = Rpc::start(&server);
+    on_blocking(move || {
+        rpc.send(json!({"type": "prompt", "id": "p1", "message": "Run something"}));
+        let response = rpc.response("p1");
+        assert_eq!(
+            response,
+            json!({"type": "response", "command": "prompt", "success": true, "id": "p1"})
+        );
+        let end = rpc.event("tool_execution_end");
+        assert_eq!(end["toolName"], "bash");
+        assert!(
+            end["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("tool-ran")
+        );
+        rpc.event("agent_end");
+
+        rpc.send(json!({"type": "get_last_assistant_text", "id": 2}));
+        let text = rpc.until("text", |v| v["id"] == 2);
+        assert_eq!(text["data"]["text"], "The command printed tool-ran.");
+
+        rpc.send(json!({"type": "get_state", "id": "s"}));
+        let state = rpc.response("s");
+        assert_eq!(state["data"]["isStreaming"], false);
+        assert_eq!(state["data"]["messageCount"], 4);
+        assert_eq!(state["data"]["model"]["id"], openai::MODEL_ID);
+        let file = PathBuf::from(state["data"]["sessionFile"].as_str().unwrap());
+        assert!(file.exists(), "the session was written once the assistant answered");
+
+        rpc.send(json!({"type": "get_session_stats", "id": "st"}));
+        let stats = rpc.response("st");
+        assert_eq!(stats["data"]["toolCalls"], 1);
+        assert_eq!(stats["data"]["userMessages"], 1);
+
+        rpc.send(json!({"type": "set_session_name", "id": "n", "name": "rpc test"}));
+        rpc.response("n");
+        rpc.send(json!({"type": "get_tree", "id": "t"}));
+        let tree = rpc.response("t");
+        assert_eq!(tree["data"]["nodes"][0]["role"], "user");
+        assert_eq!(tree["data"]["roots"][0], tree["data"]["nodes"][0]["id"]);
+
+        rpc.send(json!({"type": "get_fork_messages", "id": "fm"}));
+        let forkable = rpc.response("fm");
+        let entry = forkable["data"]["messages"][0]["entryId"].as_str().unwrap().to_owned();
+        rpc.send(json!({"type": "fork", "id": "f", "entryId": entry}));
+        let fork = rpc.response("f");
+        assert_eq!(fork["data"]["text"], "Run something");
+        rpc.send(json!({"type": "get_messages", "id": "m"}));
+        assert_eq!(rpc.response("m")["data"]["messages"], json!([]));
+        // Forked before its first message, the new session is still saved (and names its parent).
+        rpc.send(json!({"type": "get_state", "id": "fs"}));
+        let forked_file = rpc.response("fs")["data"]["sessionFile"].clone();
+        assert!(forked_file.is_string(), "{forked_file}");
+        assert_ne!(forked_file.as_str().map(PathBuf::from), Some(file.clone()));
+
+        rpc.send(json!({"type": "switch_session", "id": "sw", "sessionPath": file}));
+        assert_eq!(rpc.response("sw")["success"], true);
+        rpc.send(json!({"type": "get_messages", "id": "m2"}));
+        assert_eq!(rpc.response("m2")["data"]["messages"].as_array().unwrap().len(), 4);
+
+        rpc.send(json!({"type": "new_session", "id": "new"}));
+        assert_eq!(rpc.response("new")["data"], json!({"cancelled": false}));
+        rpc.close();
+    })
+    .await;
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn steering_while_streaming_and_abort() {
+    let slow = |text: &str| openai::text(text).paced(Duration::from_millis(150));
+    let server = MockServer::start(vec![
+        slow("A long answer that streams slowly, piece by piece, long enough to be steered."),
+        openai::text("Steered answer."),
+        slow("Another long answer that will be aborted before it finishes streaming at all."),
+    ])
+    .await;
+    let mut rpc = Rpc::start(&server);
+    let seen = on_blocking(move || {
+        rpc.send(json!({"type": "prompt", "id": "p1", "message": "Talk"}));
+        rpc.response("p1");
+        rpc.event("message_update");
+        // A plain prompt while streaming is refused; with streamingBehavior it is queued.
+        rpc.send(json!({"type": "prompt", "id": "p2", "message": "Busy?"}));
+        let refused = rpc.response("p2");
+        assert_eq!(refused["success"], false);
+        assert!(refused["error"].as_str().unwrap().contains("streamingBehavior"));
+        rpc.send(json!({"type": "prompt", "id": "p3", "message": "Be brief", "streamingBehavior": "steer"}));
+        assert_eq!(rpc.response("p3")["success"], true);
+        rpc.event("agent_end");
+
+        // Right after `agent_end` a new prompt is accepted.
+        rpc.send(json!({"type": "prompt", "id": "p4", "message": "Go on"}));
+        assert_eq!(rpc.response("p4")["success"], true);
+        rpc.event("message_update");
+        rpc.send(json!({"type": "abort", "id": "a"}));
+        // `abort` answers once the run has stopped, so its `agent_end` comes first.
+        let end = rpc.event("agent_end");
+        rpc.response("a");
+        let last = end["messages"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["stopReason"], "aborted");
+        rpc.close()
+    })
+    .await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let steered = requests[1].json();
+    let last_user = steered["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()
+        .clone();
+    assert!(last_user["content"].to_string().contains("Be brief"), "{last_user}");
+    assert!(seen.iter().any(|v| v["type"] == "message_end"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_during_a_run_reaches_the_model_after_the_run_not_inside_it() {
+    let slow = openai::text("An answer streaming slowly, piece by piece, while the user runs bash.")
+        .paced(Duration::from_millis(150));
+    let server = MockServer::start(vec![slow, openai::text("Seen it.")]).await;
+    let mut rpc = Rpc::start(&server);
+    on_blocking(move || {
+        rpc.send(json!({"type": "prompt", "id": "p1", "message": "Talk"}));
+        rpc.response("p1");
+        rpc.event("message_update");
+        rpc.send(json!({"type": "bash", "id": "b", "command": "echo hi-from-bash"}));
+        assert_eq!(rpc.response("b")["success"], true);
+        rpc.event("agent_end");
+        rpc.send(json!({"type": "prompt", "id": "p2", "message": "And now?"}));
+        rpc.response("p2");
+        rpc.event("agent_end");
+        rpc.close()
+    })
+    .await;
+    let second = server.requests()[1].json();
+    let roles: Vec<String> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| {
+            let content = m["content"].to_string();
+            let tag = if content.contains("hi-from-bash") { "+bash" } else { "" };
+            format!("{}{tag}", m["role"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user+bash", "user"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_lines_bash_and_models() {
+    let server = MockServer::start(vec![openai::text("ok")]).await;
+    let mut rpc = Rpc::start(&server);
+    on_blocking(move || {
+        rpc.send_raw("this is not json");
+        let parse = rpc.event("response");
+        assert_eq!(parse["command"], "parse");
+        assert_eq!(parse["success"], false);
+        assert!(
+            parse["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("Failed to parse command: ")
+        );
+
+        rpc.send(json!({"type": "frobnicate", "id": 9}));
+        assert_eq!(rpc.response_number(9)["error"], "Unknown command: frobnicate");
+
+        rpc.send(json!({"type": "bash", "id": "b", "command": "echo from-user-bash"}));
+        let bash = rpc.response("b");
+        assert_eq!(bash["data"]["exitCode"], 0);
+        assert_eq!(bash["data"]["output"], "from-user-bash\n");
+
+        rpc.send(json!({"type": "get_available_models", "id": "models"}));
+        let models = rpc.response("models");
+        assert_eq!(models["data"]["models"][0]["id"], openai::MODEL_ID);
+        rpc.send(json!({"type": "set_model", "id": "sm", "provider": "mock", "modelId": "nope"}));
+        assert_eq!(rpc.response("sm")["error"], "Model not found: mock/nope");
+        rpc.send(json!({"type": "get_commands", "id": "c"}));
+        assert_eq!(rpc.response("c")["data"], json!({"commands": []}));
+
+        // The user's command reaches the model with the next prompt.
+        rpc.send(json!({"type": "prompt", "id": "p", "message": "What did I run?"}));
+        rpc.response("p");
+        rpc.event("agent_end");
+        rpc.close();
+    })
+    .await;
+    let body = server.requests()[0].json();
+    let text = body["messages"].to_string();
+    assert!(text.contains("Ran `echo from-user-bash`"), "{text}");
+}
+
+impl Rpc {
+    fn response_number(&mut self, id: i64) -> Value {
+        self.until(&format!("response {id}"), |v| v["type"] == "response" && v["id"] == id)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stdin_ending_lets_the_prompt_finish() {
+    let server = MockServer::start(vec![openai::text("finished")]).await;
+    let mut rpc = Rpc::start(&server);
+    let seen = on_blocking(move || {
+        rpc.send(json!({"type": "prompt", "id": "p", "message": "hi"}));
+        rpc.close()
+    })
+    .await;
+    assert!(seen.iter().any(|v| v["type"] == "agent_end"), "{seen:#?}");
+}

@@ -1,0 +1,220 @@
+//! Test support for the pi crates (dev-only, like codex's `core_test_support`): a scripted
+//! HTTP/1.1 server on 127.0.0.1 that stands in for a model provider.
+//!
+//! Each accepted request takes the next scripted [`Reply`] (status, headers, body chunks sent
+//! with optional pauses) and is recorded, so a test can check or snapshot the request body that was
+//! sent. [`openai`] builds the server-sent events of an OpenAI-compatible `/chat/completions`
+//! server, which is what most tests of the whole program talk to.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+//! use pi_test_support::{MockServer, openai};
+//!
+//! let server = MockServer::start(vec![openai::text("hello")]).await;
+//! let model = openai::model(&server.url("/v1"));
+//! assert_eq!(model.api, "openai-completions");
+//! assert!(server.requests().is_empty());
+//! # });
+//! ```
+
+pub mod openai;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// One scripted response.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// HTTP status.
+    pub status: u16,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+    /// Body chunks, each sent after its pause.
+    pub chunks: Vec<(Duration, Vec<u8>)>,
+}
+
+impl Reply {
+    /// A `text/event-stream` reply sending `chunks` back to back.
+    pub fn sse(status: u16, chunks: &[&str]) -> Self {
+        Reply {
+            status,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            chunks: chunks.iter().map(|c| (Duration::ZERO, c.as_bytes().to_vec())).collect(),
+        }
+    }
+
+    /// A JSON reply (for errors).
+    pub fn json(status: u16, body: &str) -> Self {
+        Reply {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            chunks: vec![(Duration::ZERO, body.as_bytes().to_vec())],
+        }
+    }
+
+    /// Adds a header.
+    #[must_use]
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Pauses before every chunk after the first.
+    #[must_use]
+    pub fn paced(mut self, pause: Duration) -> Self {
+        for (i, chunk) in self.chunks.iter_mut().enumerate() {
+            if i > 0 {
+                chunk.0 = pause;
+            }
+        }
+        self
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Method and path, e.g. `POST /v1/messages`.
+    pub line: String,
+    /// Headers, names lower-cased.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: String,
+}
+
+impl Recorded {
+    /// The body parsed as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// The running server.
+pub struct MockServer {
+    addr: std::net::SocketAddr,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl MockServer {
+    /// Starts a server answering requests with `replies` in order (a 500 once they run out).
+    ///
+    /// # Panics
+    ///
+    /// When no port on 127.0.0.1 can be bound (a broken test machine).
+    pub async fn start(replies: Vec<Reply>) -> Self {
+        #[allow(clippy::expect_used)]
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        #[allow(clippy::expect_used)]
+        let addr = listener.local_addr().expect("local address of the listener");
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let replies = Arc::new(Mutex::new(
+            replies.into_iter().collect::<std::collections::VecDeque<_>>(),
+        ));
+        let recorded = requests.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut socket, _)) = listener.accept().await else {
+                    return;
+                };
+                let recorded = recorded.clone();
+                let replies = replies.clone();
+                tokio::spawn(async move {
+                    let Some(request) = read_request(&mut socket).await else {
+                        return;
+                    };
+                    recorded.lock().unwrap_or_else(|p| p.into_inner()).push(request);
+                    let reply = replies
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .pop_front()
+                        .unwrap_or_else(|| Reply::json(500, r#"{"error":"no scripted reply"}"#));
+                    let _ = write_reply(&mut socket, reply).await;
+                });
+            }
+        });
+        MockServer { addr, requests }
+    }
+
+    /// `http://127.0.0.1:<port><path>`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// The base URL without a path.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+async fn read_request(socket: &mut tokio::net::TcpStream) -> Option<Recorded> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let header_end = loop {
+        let n = socket.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+        if let Some(pos) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break pos + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buffer[..header_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let line = lines.next()?.to_owned();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    while buffer.len() < header_end + length {
+        let n = socket.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    }
+    let body = String::from_utf8_lossy(&buffer[header_end..]).into_owned();
+    let line = line.rsplit_once(' ').map(|(l, _)| l.to_owned()).unwrap_or(line);
+    Some(Recorded { line, headers, body })
+}
+
+async fn write_reply(socket: &mut tokio::net::TcpStream, reply: Reply) -> std::io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {} Scripted\r\ntransfer-encoding: chunked\r\nconnection: close\r\n",
+        reply.status
+    );
+    for (name, value) in &reply.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    socket.write_all(head.as_bytes()).await?;
+    for (pause, bytes) in reply.chunks {
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
+        socket.write_all(format!("{:x}\r\n", bytes.len()).as_bytes()).await?;
+        socket.write_all(&bytes).await?;
+        socket.write_all(b"\r\n").await?;
+        socket.flush().await?;
+    }
+    socket.write_all(b"0\r\n\r\n").await?;
+    socket.flush().await
+}
