@@ -85,6 +85,10 @@ pub fn steps(locked: bool) -> Vec<Step> {
             action: cargo(&["test", "--workspace", "--doc"], TEST_ENV),
         },
         Step {
+            name: "example",
+            action: cargo(&["run", "-p", "pi-coding-agent", "--example", "embed"], &[]),
+        },
+        Step {
             name: "snapshots",
             action: Action::Snapshots,
         },
@@ -169,6 +173,7 @@ mod tests {
                 "cargo clippy --workspace --all-targets --locked -- -D warnings",
                 "INSTA_UPDATE=\"no\" CI=\"true\" cargo test --workspace --all-targets --locked",
                 "INSTA_UPDATE=\"no\" CI=\"true\" cargo test --workspace --doc --locked",
+                "cargo run -p pi-coding-agent --example embed --locked",
                 "no pending or unreferenced insta snapshots",
                 "cargo xtask layers",
                 "RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --no-deps --locked",

@@ -312,6 +312,10 @@ fn external_violations(root: &Path) -> Result<Vec<Violation>> {
 pub fn run(root: &Path) -> Result<()> {
     let workspace = Workspace::load(root)?;
     let externals = external_violations(root)?;
+    let source = crate::source_rules::check_crates(&root.join("crates"))?;
+    for violation in &source {
+        eprintln!("{violation}");
+    }
     let outcome = match check(&workspace) {
         Ok(report) if externals.is_empty() => Ok(report),
         Ok(_) => Err(externals),
@@ -321,6 +325,7 @@ pub fn run(root: &Path) -> Result<()> {
         }
     };
     match outcome {
+        Ok(_) if !source.is_empty() => bail!("layers: {} violation(s) of the source rules", source.len()),
         Ok(report) => {
             println!(
                 "layers: ok: {} packages, {} dependency edges, all allowed by SPEC §2",

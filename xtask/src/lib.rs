@@ -13,6 +13,7 @@ pub mod ci;
 pub mod layers;
 pub mod metadata;
 pub mod snapshots;
+pub mod source_rules;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

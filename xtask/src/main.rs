@@ -14,6 +14,7 @@ Commands:
              cargo clippy --workspace --all-targets -- -D warnings
              cargo test --workspace --all-targets   (INSTA_UPDATE=no CI=true)
              cargo test --workspace --doc           (INSTA_UPDATE=no CI=true)
+             cargo run -p pi-coding-agent --example embed
              snapshot check (no pending or unreferenced insta snapshots)
              layers check
              cargo doc --workspace --no-deps        (RUSTDOCFLAGS=\"-D warnings\")

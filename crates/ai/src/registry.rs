@@ -328,6 +328,19 @@ impl ModelRegistry {
         best
     }
 
+    /// Whether `model` can be called: a key is configured for its provider, or it runs on this
+    /// machine (a local base URL needs no key).
+    ///
+    /// ```
+    /// use pi_ai::ModelRegistry;
+    /// let registry = ModelRegistry::builtin().with_env(|name| (name == "OPENAI_API_KEY").then(|| "k".into()));
+    /// assert!(registry.is_available(registry.find("openai", "gpt-5.1").unwrap()));
+    /// assert!(!registry.is_available(registry.find("anthropic", "claude-sonnet-4-5").unwrap()));
+    /// ```
+    pub fn is_available(&self, model: &Model) -> bool {
+        self.api_key_for(&model.provider).is_some() || crate::providers::is_local_url(&model.base_url)
+    }
+
     /// The API key for `provider`: its `apiKey` from `models.json` (resolved), else its usual
     /// environment variable. Empty values count as missing.
     pub fn api_key_for(&self, provider: &str) -> Option<String> {

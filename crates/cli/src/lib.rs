@@ -9,28 +9,22 @@ pub mod modes;
 
 pub use args::{Args, ArgsError, Mode};
 pub use input::{InputError, Prompts, build_prompts};
-pub use model::{
-    DEFAULT_MODELS, ModelChoice, ModelError, ModelRequest, choose_model, describe, is_available, list_models,
-    no_model_help, split_thinking,
-};
+pub use model::{list_models, no_model_help};
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pi_agent_core::StreamFn;
-use pi_ai::{HttpClient, ModelRegistry, Providers};
-
-use crate::modes::print::Output;
+use pi_ai::ModelRegistry;
 use pi_coding_agent::app::{App, WarnFn};
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file};
-use pi_coding_agent::custom_tools::discovery::discover;
-use pi_coding_agent::custom_tools::loader::load_all;
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
-use pi_coding_agent::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionOptions, SessionSettings};
-use pi_coding_agent::system_prompt::{PromptParts, build_system_prompt, find_context_files, now_text, text_or_file};
-use pi_session_store::{LoadWarning, SessionError, SessionManager, SessionRoot};
+use pi_coding_agent::session::AgentSession;
+use pi_coding_agent::{ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model};
+use pi_session_store::{LoadWarning, SessionManager, SessionRoot, StoreError};
+
+use crate::modes::print::Output;
 
 /// The version `pi --version` prints.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -113,15 +107,48 @@ fn say(output: &Output, text: &str) {
     let _ = out.flush();
 }
 
-/// What went wrong before a mode could start, as one line.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct CliError(pub String);
-
-impl CliError {
-    fn from(error: impl std::fmt::Display) -> Self {
-        CliError(error.to_string())
-    }
+/// What went wrong before a mode could start; its text is what `pi` prints on stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The process's working directory cannot be read.
+    #[error("pi: cannot read the working directory: {0}")]
+    WorkingDirectory(#[source] std::io::Error),
+    /// Neither `HOME` nor `PI_CODING_AGENT_DIR` says where pi's files are.
+    #[error("pi: HOME is not set (or set PI_CODING_AGENT_DIR)")]
+    NoAgentDir,
+    /// `settings.json` (global or project) is invalid.
+    #[error("pi: {0}")]
+    Settings(#[from] pi_coding_agent::config::SettingsError),
+    /// `models.json` is invalid.
+    #[error("pi: {0}")]
+    Models(#[from] pi_ai::RegistryError),
+    /// The requested model, provider or thinking level does not exist.
+    #[error("pi: {0}")]
+    Model(#[from] pi_coding_agent::ModelError),
+    /// Nothing was asked for and no provider is configured: the help screen.
+    #[error("{}", no_model_help())]
+    NoModel,
+    /// The prompt arguments (`@file`s, piped input) could not be read.
+    #[error("pi: {0}")]
+    Input(#[from] InputError),
+    /// The session could not be built.
+    #[error("pi: {0}")]
+    Session(#[from] pi_coding_agent::BuildError),
+    /// The session file could not be opened, found or created.
+    #[error("pi: {0}")]
+    Store(#[from] StoreError),
+    /// `--resume` without a terminal to pick on.
+    #[error("pi: --resume needs a terminal to pick from; use --session <id> or -c")]
+    ResumeNeedsTerminal,
+    /// `--resume`: the number typed names no session.
+    #[error("pi: no session numbered {0}")]
+    NoSuchSession(String),
+    /// Reading the terminal failed.
+    #[error("{0}")]
+    Terminal(#[from] std::io::Error),
+    /// A blocking start-up step panicked or was cancelled.
+    #[error("{0}")]
+    Interrupted(#[from] tokio::task::JoinError),
 }
 
 /// Everything a mode needs.
@@ -202,7 +229,7 @@ pub async fn run_with(args: Args, io: Io, extensions: RunOptions) -> i32 {
         Ok(Some(prepared)) => prepared,
         Ok(None) => return 0,
         Err(error) => {
-            say(&io.stderr, &error.0);
+            say(&io.stderr, &error.to_string());
             return 1;
         }
     };
@@ -246,7 +273,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         }
         Mode::Text if uses_tui(args, io) => {
             let header = vec![
-                format!("pi {VERSION} · {} · {}", describe(&choice), session.cwd().display()),
+                format!("pi {VERSION} · {} · {}", choice, session.cwd().display()),
                 "Enter sends · Esc aborts · /help lists commands and keys".to_owned(),
             ];
             let options = crate::modes::interactive::InteractiveOptions {
@@ -261,7 +288,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         Mode::Text => {
             let banner = format!(
                 "pi {VERSION} · {} · {}\nType a message; /apply or /discard a pending preview; /quit to leave.\n",
-                describe(&choice),
+                choice,
                 session.cwd().display()
             );
             crate::modes::line::run_line(&session, &banner, prompts.messages, io.stdout.clone()).await
@@ -370,19 +397,16 @@ fn abort_or_exit(session: &AgentSession, aborting: &Arc<AtomicBool>, code: i32) 
 pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Option<Prepared>, CliError> {
     let cwd = match &extensions.cwd {
         Some(cwd) => cwd.clone(),
-        None => std::env::current_dir().map_err(|e| CliError(format!("pi: cannot read the working directory: {e}")))?,
+        None => std::env::current_dir().map_err(CliError::WorkingDirectory)?,
     };
     let paths = match &extensions.agent_dir {
         Some(dir) => AgentPaths::new(dir.clone()),
-        None => AgentPaths::from_process_env()
-            .ok_or_else(|| CliError("pi: HOME is not set (or set PI_CODING_AGENT_DIR)".to_owned()))?,
+        None => AgentPaths::from_process_env().ok_or(CliError::NoAgentDir)?,
     };
     let (settings, registry) = {
         let paths = paths.clone();
         let cwd = cwd.clone();
-        tokio::task::spawn_blocking(move || load_config(&paths, &cwd))
-            .await
-            .map_err(CliError::from)??
+        tokio::task::spawn_blocking(move || load_config(&paths, &cwd)).await??
     };
     if let Some(search) = &args.list_models {
         say(&io.stdout, &list_models(&registry, search));
@@ -393,17 +417,12 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         model: args.model.as_deref(),
         thinking: args.thinking.as_deref(),
     };
-    let choice = choose_model(&request, &settings, &registry)
-        .map_err(|e| CliError(format!("pi: {e}")))?
-        .ok_or_else(|| CliError(no_model_help()))?;
+    let choice = choose_model(&request, &settings, &registry)?.ok_or(CliError::NoModel)?;
     let prompts = {
         let messages = args.messages.clone();
         let stdin = io.stdin.clone();
         let cwd = cwd.clone();
-        tokio::task::spawn_blocking(move || build_prompts(&messages, stdin.as_deref(), &cwd))
-            .await
-            .map_err(CliError::from)?
-            .map_err(|e| CliError(format!("pi: {e}")))?
+        tokio::task::spawn_blocking(move || build_prompts(&messages, stdin.as_deref(), &cwd)).await??
     };
     let registry = Arc::new(registry);
     // The interactive mode shows warnings (custom tools that failed to load, a failed session
@@ -451,7 +470,6 @@ async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Res
     if args.no_session {
         return Ok((SessionManager::in_memory(cwd), false));
     }
-    let fail = |e: SessionError| CliError(format!("pi: {e}"));
     let opened = |(store, warnings): (SessionManager, Vec<LoadWarning>)| {
         for warning in warnings {
             say(&io.stderr, &format!("pi: warning: {warning}"));
@@ -476,9 +494,7 @@ async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Res
                 Err(error) => Err(error),
             }
         })
-        .await
-        .map_err(CliError::from)?
-        .map_err(fail)?;
+        .await??;
         return Ok(match found {
             Some(loaded) => opened(loaded),
             None => {
@@ -488,10 +504,8 @@ async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Res
         });
     }
     if args.continue_session {
-        let recent = tokio::task::spawn_blocking(move || SessionManager::continue_recent(&cwd_owned, root_owned))
-            .await
-            .map_err(CliError::from)?
-            .map_err(fail)?;
+        let recent =
+            tokio::task::spawn_blocking(move || SessionManager::continue_recent(&cwd_owned, root_owned)).await??;
         if let Some(loaded) = recent {
             return Ok(opened(loaded));
         }
@@ -499,25 +513,20 @@ async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Res
     if args.resume
         && let Some(path) = pick_session(cwd, root, io).await?
     {
-        let loaded = tokio::task::spawn_blocking(move || SessionManager::open(path))
-            .await
-            .map_err(CliError::from)?
-            .map_err(fail)?;
+        let loaded = tokio::task::spawn_blocking(move || SessionManager::open(path)).await??;
         return Ok(opened(loaded));
     }
     SessionManager::create(cwd, root.clone())
         .map(|s| (s, false))
-        .map_err(fail)
+        .map_err(CliError::from)
 }
 
 /// `-r`: lists this directory's sessions and reads the number of one from the terminal.
 async fn pick_session(cwd: &Path, root: &SessionRoot, io: &Io) -> Result<Option<PathBuf>, CliError> {
     if !io.interactive {
-        return Err(CliError(
-            "pi: --resume needs a terminal to pick from; use --session <id> or -c".to_owned(),
-        ));
+        return Err(CliError::ResumeNeedsTerminal);
     }
-    let sessions = SessionManager::list(cwd, root.clone()).map_err(|e| CliError(format!("pi: {e}")))?;
+    let sessions = SessionManager::list(cwd, root.clone())?;
     if sessions.is_empty() {
         say(&io.stderr, "pi: no sessions in this directory yet; starting a new one");
         return Ok(None);
@@ -547,9 +556,7 @@ async fn pick_session(cwd: &Path, root: &SessionRoot, io: &Io) -> Result<Option<
         let mut line = String::new();
         std::io::stdin().read_line(&mut line).map(|_| line)
     })
-    .await
-    .map_err(CliError::from)?
-    .map_err(CliError::from)?;
+    .await??;
     let choice = line.trim();
     if choice.is_empty() {
         return Ok(None);
@@ -560,90 +567,40 @@ async fn pick_session(cwd: &Path, root: &SessionRoot, io: &Io) -> Result<Option<
         .and_then(|n| sessions.get(n.wrapping_sub(1)))
     {
         Some(info) => Ok(Some(info.path.clone())),
-        None => Err(CliError(format!("pi: no session numbered {choice}"))),
+        None => Err(CliError::NoSuchSession(choice.to_owned())),
     }
 }
 
 fn load_config(paths: &AgentPaths, cwd: &Path) -> Result<(Settings, ModelRegistry), CliError> {
-    let settings = Settings::load(&paths.settings_file(), Some(&project_settings_file(cwd)))
-        .map_err(|e| CliError(format!("pi: {e}")))?;
-    let registry = ModelRegistry::load(&paths.models_file()).map_err(|e| CliError(format!("pi: {e}")))?;
+    let settings = Settings::load(&paths.settings_file(), Some(&project_settings_file(cwd)))?;
+    let registry = ModelRegistry::load(&paths.models_file())?;
     Ok((settings, registry))
 }
 
-/// The active tool names the flags ask for, given the loaded custom tools: pi's defaults plus every
-/// custom tool; `--tools` exactly those listed; `--no-builtin-tools` only the custom tools;
-/// `--no-tools` none.
-pub fn requested_tools(args: &Args, custom: &[String]) -> Vec<String> {
+/// The tools the flags ask for: pi's defaults plus every custom tool; `--tools` exactly those
+/// listed; `--no-builtin-tools` only the custom tools; `--no-tools` none (and no custom tools).
+fn tool_selection(args: &Args) -> ToolSelection {
     if args.no_tools {
-        return Vec::new();
+        ToolSelection::None
+    } else if args.no_builtin_tools {
+        ToolSelection::CustomOnly
+    } else if let Some(names) = &args.tools {
+        ToolSelection::Only(names.clone())
+    } else {
+        ToolSelection::Default
     }
-    if args.no_builtin_tools {
-        return custom.to_vec();
-    }
-    match &args.tools {
-        Some(names) => names
-            .iter()
-            .map(|n| n.trim().to_owned())
-            .filter(|n| !n.is_empty())
-            .collect(),
-        None => DEFAULT_ACTIVE_TOOLS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .chain(custom.iter().cloned())
-            .collect(),
-    }
-}
-
-/// Discovers and loads the custom tools into `session`; every load error goes to stderr. Returns
-/// the names of the tools registered.
-async fn load_custom_tools(
-    args: &Args,
-    settings: &Settings,
-    session: &AgentSession,
-    paths: &AgentPaths,
-    extensions: &RunOptions,
-    warn: &WarnFn,
-) -> Vec<String> {
-    if args.no_tools {
-        return Vec::new();
-    }
-    let locations = {
-        let global = paths.tools_dir();
-        let cwd = session.cwd().to_path_buf();
-        let configured = settings.custom_tools.clone();
-        let cli = args.tool.clone();
-        tokio::task::spawn_blocking(move || {
-            discover(Some(&global), &cwd, &configured, &cli, &|name| std::env::var(name).ok())
-        })
-        .await
-        .unwrap_or_default()
-    };
-    let reserved: Vec<String> = session.tool_registry().iter().map(|t| t.name().to_owned()).collect();
-    let reserved: Vec<&str> = reserved.iter().map(String::as_str).collect();
-    let loaded = load_all(
-        &extensions.factories,
-        &locations,
-        &settings.mcp_servers,
-        &session.tool_api(),
-        &reserved,
-    )
-    .await;
-    let (names, more_errors) = session.add_custom_tools(&loaded);
-    for error in loaded.errors.iter().chain(&more_errors) {
-        warn(format!("pi: custom tool {error}"));
-    }
-    names
 }
 
 /// The session, and the user interface installed for RPC or interactive mode before the custom
 /// tools loaded.
-type BuiltSession = (
+type PreparedSession = (
     AgentSession,
     Option<crate::modes::rpc::RpcUi>,
     Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::dialogs::UiRequest>>,
 );
 
+/// Builds the session with [`SessionBuilder`] from the flags and settings; custom tools that fail
+/// to load are reported through `warn`.
 #[allow(clippy::too_many_arguments)]
 async fn build_session(
     args: &Args,
@@ -655,71 +612,39 @@ async fn build_session(
     extensions: &RunOptions,
     io: &Io,
     warn: &WarnFn,
-) -> Result<BuiltSession, CliError> {
-    let mut session_settings = SessionSettings {
-        ast_edit: settings.ast_edit_enabled.unwrap_or(true),
-        ast_grep: settings.ast_grep_enabled.unwrap_or(true),
-        shell: settings.shell_path.as_ref().map(PathBuf::from),
-        shell_command_prefix: settings.shell_command_prefix.clone(),
-        ..SessionSettings::default()
-    };
-    if let Some(mode) = settings.tool_execution {
-        session_settings.tool_execution = mode;
+) -> Result<PreparedSession, CliError> {
+    let mut builder = SessionBuilder::new(cwd, choice.model.clone())
+        .thinking(choice.thinking)
+        .settings(settings.clone())
+        .agent_paths(paths.clone())
+        .registry(registry)
+        .api_key(args.api_key.clone())
+        .tools(tool_selection(args))
+        .system_prompt(args.system_prompt.clone())
+        .append_system_prompt(args.append_system_prompt.clone())
+        .context_files(!args.no_context_files);
+    for path in &args.tool {
+        builder = builder.tool_path(path);
     }
-    let providers: Arc<dyn StreamFn> = Arc::new(Providers::new(HttpClient::default()).with_registry(registry));
-    let mut options = SessionOptions::new(cwd, choice.model.clone())
-        .stream_fn(providers)
-        .settings(session_settings)
-        .tools(Vec::<String>::new());
-    options.thinking_level = choice.thinking;
-    let session = AgentSession::new(options).map_err(|e| CliError(format!("pi: {e}")))?;
-    // RPC mode answers tools' questions: install it before the tools load so they see `hasUI`.
-    let rpc_ui = (args.mode() == Mode::Rpc).then(|| crate::modes::rpc::install_session_ui(&session, io.stdout.clone()));
-    // So does the interactive mode, with dialogs.
-    let tui_requests = uses_tui(args, io).then(|| crate::modes::interactive::install_ui(&session));
-    let custom = load_custom_tools(args, settings, &session, paths, extensions, warn).await;
-    session
-        .set_active_tools(requested_tools(args, &custom))
-        .map_err(|e| CliError(format!("pi: {e}")))?;
-    session
-        .agent()
-        .update_config(|config| config.api_key = args.api_key.clone());
-    if let Some(mode) = settings.steering_mode {
-        session.agent().set_steering_mode(mode);
+    for factory in &extensions.factories {
+        builder = builder.factory(factory.clone());
     }
-    if let Some(mode) = settings.follow_up_mode {
-        session.agent().set_follow_up_mode(mode);
+    // RPC mode answers tools' questions, and so does the interactive mode with dialogs: the
+    // builder installs their user interface before the tools load, so that they see `hasUI`.
+    let mut rpc_ui = None;
+    let mut tui_requests = None;
+    if args.mode() == Mode::Rpc {
+        let ui = crate::modes::rpc::RpcUi::for_stdout(io.stdout.clone());
+        builder = builder.ui(Arc::new(ui.clone()));
+        rpc_ui = Some(ui);
+    } else if uses_tui(args, io) {
+        let (ui, requests) = crate::modes::interactive::new_ui();
+        builder = builder.ui(ui);
+        tui_requests = Some(requests);
     }
-    let prompt = {
-        let tools: Vec<(String, String)> = session
-            .agent()
-            .tools()
-            .iter()
-            .map(|t| (t.name().to_owned(), t.description().to_owned()))
-            .collect();
-        let custom = args.system_prompt.clone();
-        let append = args.append_system_prompt.clone();
-        let no_context = args.no_context_files;
-        let cwd = cwd.to_path_buf();
-        let global = paths.global_context_file();
-        tokio::task::spawn_blocking(move || {
-            let context_files = if no_context {
-                Vec::new()
-            } else {
-                find_context_files(&cwd, Some(&global))
-            };
-            build_system_prompt(&PromptParts {
-                tools: tools.iter().map(|(n, d)| (n.as_str(), d.as_str())).collect(),
-                custom: custom.map(|c| text_or_file(&c, &cwd)),
-                append: append.map(|a| text_or_file(&a, &cwd)),
-                context_files,
-                now: now_text(),
-                cwd: cwd.display().to_string(),
-            })
-        })
-        .await
-        .map_err(CliError::from)?
-    };
-    session.agent().set_system_prompt(prompt);
-    Ok((session, rpc_ui, tui_requests))
+    let built = builder.build().await?;
+    for error in &built.load_errors {
+        warn(format!("pi: custom tool {error}"));
+    }
+    Ok((built.session, rpc_ui, tui_requests))
 }

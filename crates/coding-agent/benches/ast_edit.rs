@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use pi_agent_core::{AgentTool, ToolContext};
 use pi_coding_agent::ast::AstEditTool;
-use pi_coding_agent::pending::PendingActionStore;
+use pi_coding_agent::resolve::PendingActionStore;
 use serde_json::json;
 
 /// The ratio to the ast-grep CLI the budget allows (SPEC §8).

@@ -10,14 +10,37 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use pi_agent_core::{AgentEvent, AgentMessage, ContentBlock, CustomMessage, Model, ThinkingLevel, UserContent};
+use pi_agent_core::{
+    AgentError, AgentEvent, AgentMessage, ContentBlock, CustomMessage, Model, ThinkingLevel, UserContent,
+};
 use pi_ai::ModelRegistry;
 use serde_json::{Value, json};
 
 use crate::config::{parse_thinking_level, thinking_level_name};
 use crate::custom_tools::{SessionReason, ToolSessionEvent};
 use crate::session::{AgentSession, SessionEvent, SessionSubscription};
-use pi_session_store::{EntryKind, LoadWarning, SessionError, SessionInfo, SessionManager, SessionRoot};
+use pi_session_store::{EntryKind, LoadWarning, SessionInfo, SessionManager, SessionRoot, StoreError};
+
+/// Why an [`App`] operation (new, switched, forked or moved session, listing) failed; the texts
+/// are the ones pi shows.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// A run is active (or being reset): the session cannot change under it.
+    #[error(transparent)]
+    Busy(#[from] AgentError),
+    /// The session file or directory could not be read or written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// No entry of the session has this id.
+    #[error("Entry {0} not found")]
+    EntryNotFound(String),
+    /// The entry exists but is not a user message (forking needs one).
+    #[error("Entry {0} is not a user message")]
+    NotUserMessage(String),
+    /// Listing the sessions was interrupted (its blocking task panicked or was cancelled).
+    #[error("listing sessions was interrupted: {0}")]
+    Interrupted(#[from] tokio::task::JoinError),
+}
 
 /// Receives warnings that must not stop the run (a failed session write, a torn line).
 pub type WarnFn = Arc<dyn Fn(String) + Send + Sync>;
@@ -227,9 +250,9 @@ impl App {
 
     /// Starts a new empty session (in the same place); pending previews and queued messages of
     /// the old one are dropped, custom tools get `new`. Fails while a run is active.
-    pub async fn new_session(&self, parent_session: Option<String>) -> Result<(), String> {
+    pub async fn new_session(&self, parent_session: Option<String>) -> Result<(), AppError> {
         let agent = self.inner.session.agent();
-        agent.reset().map_err(|e| e.to_string())?;
+        agent.reset()?;
         self.drop_pending();
         let previous = self.session_file();
         self.with_store(|store| {
@@ -241,9 +264,9 @@ impl App {
 
     /// Opens another session file and loads it; custom tools get `switch`. Fails while a run is
     /// active.
-    pub async fn switch_session(&self, path: &Path) -> Result<Vec<LoadWarning>, String> {
-        let (store, warnings) = SessionManager::open(path).map_err(|e| e.to_string())?;
-        self.inner.session.agent().reset().map_err(|e| e.to_string())?;
+    pub async fn switch_session(&self, path: &Path) -> Result<Vec<LoadWarning>, AppError> {
+        let (store, warnings) = SessionManager::open(path)?;
+        self.inner.session.agent().reset()?;
         self.drop_pending();
         let previous = self.session_file();
         *lock(&self.inner.store) = store;
@@ -255,22 +278,20 @@ impl App {
     /// pi's fork: a new session holding the history before the user message `entry_id`; returns
     /// that message's text (for the editor). Custom tools get `branch`. Fails while a run is
     /// active.
-    pub async fn fork(&self, entry_id: &str) -> Result<String, String> {
+    pub async fn fork(&self, entry_id: &str) -> Result<String, AppError> {
         let previous = self.session_file();
         let (text, parent) = self.with_store(|store| {
             let entry = store
                 .entry(entry_id)
-                .ok_or_else(|| format!("Entry {entry_id} not found"))?;
+                .ok_or_else(|| AppError::EntryNotFound(entry_id.to_owned()))?;
             let EntryKind::Message(AgentMessage::User(user)) = &entry.kind else {
-                return Err(format!("Entry {entry_id} is not a user message"));
+                return Err(AppError::NotUserMessage(entry_id.to_owned()));
             };
             Ok((user.content.text(), entry.parent_id.clone()))
         })?;
-        self.inner.session.agent().reset().map_err(|e| e.to_string())?;
+        self.inner.session.agent().reset()?;
         self.drop_pending();
-        let forked = self
-            .with_store(|store| store.fork_to(parent.as_deref(), self.inner.root.clone()))
-            .map_err(|e| e.to_string())?;
+        let forked = self.with_store(|store| store.fork_to(parent.as_deref(), self.inner.root.clone()))?;
         *lock(&self.inner.store) = forked;
         self.restore(true, true);
         self.notify_tools(SessionReason::Branch, previous).await;
@@ -281,21 +302,21 @@ impl App {
     /// user message the leaf goes to just before it and its text is returned (for the editor, to
     /// send again or change); for any other entry the leaf goes to the entry itself. The model and
     /// thinking level stay; custom tools get `tree`. Fails while a run is active.
-    pub async fn navigate(&self, entry_id: &str) -> Result<Option<String>, String> {
+    pub async fn navigate(&self, entry_id: &str) -> Result<Option<String>, AppError> {
         let target = self.with_store(|store| {
             let entry = store
                 .entry(entry_id)
-                .ok_or_else(|| format!("Entry {entry_id} not found"))?;
-            Ok::<_, String>(match &entry.kind {
+                .ok_or_else(|| AppError::EntryNotFound(entry_id.to_owned()))?;
+            Ok::<_, AppError>(match &entry.kind {
                 EntryKind::Message(AgentMessage::User(user)) => (entry.parent_id.clone(), Some(user.content.text())),
                 _ => (Some(entry.id.clone()), None),
             })
         })?;
-        self.inner.session.agent().reset().map_err(|e| e.to_string())?;
+        self.inner.session.agent().reset()?;
         self.drop_pending();
         let (leaf, text) = target;
         self.with_store(|store| match &leaf {
-            Some(id) => store.branch(id).map_err(|e| e.to_string()),
+            Some(id) => store.branch(id).map_err(AppError::from),
             None => {
                 store.reset_leaf();
                 Ok(())
@@ -335,16 +356,13 @@ impl App {
 
     /// The sessions of this working directory, newest activity first (`/resume`); empty with
     /// `--no-session`.
-    pub async fn sessions(&self) -> Result<Vec<SessionInfo>, String> {
+    pub async fn sessions(&self) -> Result<Vec<SessionInfo>, AppError> {
         let Some(root) = self.inner.root.clone() else {
             return Ok(Vec::new());
         };
         let cwd = self.with_store(|store| store.cwd().to_path_buf());
         // Reads every session file of the directory.
-        tokio::task::spawn_blocking(move || SessionManager::list(&cwd, root))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())
+        Ok(tokio::task::spawn_blocking(move || SessionManager::list(&cwd, root)).await??)
     }
 
     /// Adds a message that did not come from a run (e.g. a `bashExecution` the user ran) to the
@@ -427,13 +445,13 @@ impl App {
         self.inner.session.tool_choice_queue().clear();
     }
 
-    fn write(&self, append: impl FnOnce(&mut SessionManager) -> Result<String, SessionError>) {
+    fn write(&self, append: impl FnOnce(&mut SessionManager) -> Result<String, StoreError>) {
         self.inner.write(append);
     }
 }
 
 impl Inner {
-    fn write(&self, append: impl FnOnce(&mut SessionManager) -> Result<String, SessionError>) {
+    fn write(&self, append: impl FnOnce(&mut SessionManager) -> Result<String, StoreError>) {
         if let Err(error) = append(&mut lock(&self.store)) {
             (self.warn)(format!("pi: {error}"));
         }

@@ -16,12 +16,15 @@
 
 pub mod app;
 pub mod ast;
+mod builder;
 pub mod config;
 pub mod custom_tools;
 pub mod messages;
-pub mod pending;
+mod model_choice;
 pub mod resolve;
 pub mod session;
 pub mod system_prompt;
-pub mod tool_choice_queue;
 pub mod ui;
+
+pub use builder::{BuildError, BuiltSession, SessionBuilder, ToolSelection};
+pub use model_choice::{DEFAULT_MODELS, ModelChoice, ModelError, ModelRequest, choose_model, split_thinking};

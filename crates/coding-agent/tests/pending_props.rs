@@ -4,8 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 use pi_agent_core::ToolResult;
-use pi_coding_agent::pending::{PendingAction, PendingActionStore, PendingError};
 use pi_coding_agent::resolve::{NO_PENDING_ACTION, ResolveAction, ResolveParams, ResolveRuntime};
+use pi_coding_agent::resolve::{PendingAction, PendingActionStore, PendingError};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]

@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolResult, ToolUpdateSink};
-use pi_coding_agent::pending::{PendingAction, PendingActionStore, PendingError};
 use pi_coding_agent::resolve::{
     NO_PENDING_ACTION, RESOLVE_REMINDER, ResolveAction, ResolveParams, ResolveRuntime, ResolveTool, StandingHandler,
     resolve_reminder,
 };
+use pi_coding_agent::resolve::{PendingAction, PendingActionStore, PendingError};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -12,7 +12,7 @@ use pi_agent_core::faux::{
     FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_text, faux_tool_call,
 };
 use pi_agent_core::{AgentMessage, ToolChoice, ToolResult};
-use pi_coding_agent::pending::PendingAction;
+use pi_coding_agent::resolve::PendingAction;
 use pi_coding_agent::resolve::{NO_PENDING_ACTION, RESOLVE_REMINDER};
 use pi_coding_agent::session::{AgentSession, SessionError, SessionEvent, SessionOptions};
 use serde_json::json;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pi_agent_core::{ToolChoice, ToolResult};
-use pi_coding_agent::tool_choice_queue::{DirectiveOptions, Invoker, RejectOutcome, RejectReason, ToolChoiceQueue};
+use pi_coding_agent::resolve::{DirectiveOptions, Invoker, RejectOutcome, RejectReason, ToolChoiceQueue};
 use serde_json::{Value, json};
 
 fn write() -> ToolChoice {

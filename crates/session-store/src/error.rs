@@ -6,7 +6,7 @@ use std::path::PathBuf;
 /// Why a session operation failed. Every message is one line and names the file (or the session)
 /// it is about.
 #[derive(Debug, thiserror::Error)]
-pub enum SessionError {
+pub enum StoreError {
     /// The file could not be read.
     #[error("cannot read session file {}: {source}", path.display())]
     Read {

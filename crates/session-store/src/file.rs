@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::entry::{CURRENT_VERSION, EntryError, SessionEntry, SessionHeader};
-use super::error::{LoadWarning, SessionError};
+use super::error::{LoadWarning, StoreError};
 use super::ids;
 
 /// Files smaller than this are parsed on the calling thread.
@@ -54,8 +54,8 @@ enum OldLine<'a> {
 }
 
 /// Loads a session file; see the module docs for what happens to bad lines.
-pub(crate) fn load(path: &Path) -> Result<LoadedFile, SessionError> {
-    let bytes = std::fs::read(path).map_err(|source| SessionError::Read {
+pub(crate) fn load(path: &Path) -> Result<LoadedFile, StoreError> {
+    let bytes = std::fs::read(path).map_err(|source| StoreError::Read {
         path: path.to_path_buf(),
         source,
     })?;
@@ -63,8 +63,8 @@ pub(crate) fn load(path: &Path) -> Result<LoadedFile, SessionError> {
 }
 
 /// [`load`] on bytes already read (`path` names the file in messages and is rewritten on migration).
-pub(crate) fn load_bytes(path: &Path, bytes: &[u8]) -> Result<LoadedFile, SessionError> {
-    let invalid = |reason: String| SessionError::InvalidHeader {
+pub(crate) fn load_bytes(path: &Path, bytes: &[u8]) -> Result<LoadedFile, StoreError> {
+    let invalid = |reason: String| StoreError::InvalidHeader {
         path: path.to_path_buf(),
         reason,
     };
@@ -446,12 +446,12 @@ pub(crate) fn render(header: &SessionHeader, entries: &[SessionEntry]) -> std::i
 }
 
 /// Reads only the header of a session file (the first non-blank line).
-pub(crate) fn read_header(path: &Path) -> Result<SessionHeader, SessionError> {
-    let read_error = |source| SessionError::Read {
+pub(crate) fn read_header(path: &Path) -> Result<SessionHeader, StoreError> {
+    let read_error = |source| StoreError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let invalid = |reason: String| SessionError::InvalidHeader {
+    let invalid = |reason: String| StoreError::InvalidHeader {
         path: path.to_path_buf(),
         reason,
     };
@@ -656,6 +656,6 @@ mod tests {
         std::fs::write(&path, format!("\n{HEADER}\n{{torn")).unwrap();
         assert_eq!(read_header(&path).unwrap().id, "s");
         std::fs::write(&path, "").unwrap();
-        assert!(matches!(read_header(&path), Err(SessionError::InvalidHeader { .. })));
+        assert!(matches!(read_header(&path), Err(StoreError::InvalidHeader { .. })));
     }
 }

@@ -70,7 +70,7 @@ pub mod tree;
 pub use entry::{
     BranchSummary, CURRENT_VERSION, Compaction, CustomMessageEntry, EntryKind, SessionEntry, SessionHeader,
 };
-pub use error::{LoadWarning, SessionError};
+pub use error::{LoadWarning, StoreError};
 pub use list::{SessionInfo, looks_like_path};
 pub use paths::SessionRoot;
 pub use tree::{
@@ -140,7 +140,7 @@ impl SessionManager {
 
     /// A new session of `cwd` in `root`'s directory for it (created if needed). Nothing is written
     /// until the first assistant message.
-    pub fn create(cwd: impl AsRef<Path>, root: impl Into<SessionRoot>) -> Result<Self, SessionError> {
+    pub fn create(cwd: impl AsRef<Path>, root: impl Into<SessionRoot>) -> Result<Self, StoreError> {
         let cwd = cwd.as_ref();
         let dir = root.into().dir_for(cwd);
         create_dir(&dir)?;
@@ -162,7 +162,7 @@ impl SessionManager {
 
     /// Loads a session file. Torn or garbage lines are skipped and reported in the warnings; a
     /// version 1 or 2 file is migrated and rewritten as version 3. The leaf is the last entry.
-    pub fn open(path: impl AsRef<Path>) -> Result<(Self, Vec<LoadWarning>), SessionError> {
+    pub fn open(path: impl AsRef<Path>) -> Result<(Self, Vec<LoadWarning>), StoreError> {
         let path = absolute(path.as_ref().to_path_buf());
         let mut loaded = file::load(&path)?;
         let persisted = loaded.entries.len();
@@ -195,7 +195,7 @@ impl SessionManager {
     pub fn continue_recent(
         cwd: impl AsRef<Path>,
         root: impl Into<SessionRoot>,
-    ) -> Result<Option<(Self, Vec<LoadWarning>)>, SessionError> {
+    ) -> Result<Option<(Self, Vec<LoadWarning>)>, StoreError> {
         match list::most_recent(cwd.as_ref(), &root.into())? {
             Some(path) => Self::open(path).map(Some),
             None => Ok(None),
@@ -203,23 +203,19 @@ impl SessionManager {
     }
 
     /// The sessions of `cwd`, newest activity first (`/resume`, `-r`).
-    pub fn list(cwd: impl AsRef<Path>, root: impl Into<SessionRoot>) -> Result<Vec<SessionInfo>, SessionError> {
+    pub fn list(cwd: impl AsRef<Path>, root: impl Into<SessionRoot>) -> Result<Vec<SessionInfo>, StoreError> {
         list::list(cwd.as_ref(), &root.into())
     }
 
     /// Every session under `root`, newest activity first.
-    pub fn list_all(root: impl Into<SessionRoot>) -> Result<Vec<SessionInfo>, SessionError> {
+    pub fn list_all(root: impl Into<SessionRoot>) -> Result<Vec<SessionInfo>, StoreError> {
         list::list_all(&root.into())
     }
 
     /// The file for `--session <path|id>`: a path (it contains `/` or `\`, or ends in `.jsonl`;
     /// relative to `cwd`) that exists, or the one session whose id starts with the text — looked
     /// for among `cwd`'s sessions first, then among all. No match or several are errors.
-    pub fn find(
-        root: impl Into<SessionRoot>,
-        cwd: impl AsRef<Path>,
-        path_or_id: &str,
-    ) -> Result<PathBuf, SessionError> {
+    pub fn find(root: impl Into<SessionRoot>, cwd: impl AsRef<Path>, path_or_id: &str) -> Result<PathBuf, StoreError> {
         list::find(&root.into(), cwd.as_ref(), path_or_id)
     }
 
@@ -229,7 +225,7 @@ impl SessionManager {
         source: impl AsRef<Path>,
         target_cwd: impl AsRef<Path>,
         root: impl Into<SessionRoot>,
-    ) -> Result<(Self, Vec<LoadWarning>), SessionError> {
+    ) -> Result<(Self, Vec<LoadWarning>), StoreError> {
         let source = absolute(source.as_ref().to_path_buf());
         let (from, warnings) = Self::open(&source)?;
         let target_cwd = target_cwd.as_ref();
@@ -245,7 +241,7 @@ impl SessionManager {
         dir: PathBuf,
         parent_session: Option<String>,
         entries: Vec<SessionEntry>,
-    ) -> Result<Self, SessionError> {
+    ) -> Result<Self, StoreError> {
         create_dir(&dir)?;
         let mut manager = Self::fresh(cwd, Some(dir), None, parent_session);
         manager.entries = entries;
@@ -255,7 +251,7 @@ impl SessionManager {
             .as_ref()
             .map(|w| w.path().to_path_buf())
             .unwrap_or_default();
-        let write_error = |source| SessionError::Write {
+        let write_error = |source| StoreError::Write {
             path: path.clone(),
             source,
         };
@@ -371,11 +367,11 @@ impl SessionManager {
         self.labels.get(entry_id).map(String::as_str)
     }
 
-    fn require(&self, entry_id: &str) -> Result<usize, SessionError> {
+    fn require(&self, entry_id: &str) -> Result<usize, StoreError> {
         self.index
             .get(entry_id)
             .copied()
-            .ok_or_else(|| SessionError::EntryNotFound {
+            .ok_or_else(|| StoreError::EntryNotFound {
                 id: entry_id.to_owned(),
                 session: self
                     .file()
@@ -386,7 +382,7 @@ impl SessionManager {
     // ----- appends -----------------------------------------------------------------------------
 
     /// Adds an entry as a child of the leaf, makes it the leaf and writes what is due.
-    fn append(&mut self, kind: EntryKind) -> Result<String, SessionError> {
+    fn append(&mut self, kind: EntryKind) -> Result<String, StoreError> {
         let id = ids::new_entry_id(|candidate| self.index.contains_key(candidate));
         let parent_id = self.leaf_id().map(str::to_owned);
         let entry = SessionEntry::new(id.clone(), parent_id, time::now_iso(), kind);
@@ -437,7 +433,7 @@ impl SessionManager {
 
     /// Writes the entries not on disk yet, once the session has an assistant message (or its file
     /// already exists).
-    fn write_due(&mut self) -> Result<(), SessionError> {
+    fn write_due(&mut self) -> Result<(), StoreError> {
         let Some(writer) = &mut self.writer else {
             return Ok(());
         };
@@ -450,12 +446,12 @@ impl SessionManager {
     /// Appends a message (`user`, `assistant`, `toolResult`, `bashExecution`, `custom`, …).
     /// Compaction and branch summaries have their own entries
     /// ([`Self::append_compaction`], [`Self::append_branch_summary`]).
-    pub fn append_message(&mut self, message: AgentMessage) -> Result<String, SessionError> {
+    pub fn append_message(&mut self, message: AgentMessage) -> Result<String, StoreError> {
         self.append(EntryKind::Message(message))
     }
 
     /// Appends a `model_change`.
-    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String, SessionError> {
+    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String, StoreError> {
         self.append(EntryKind::ModelChange {
             provider: provider.to_owned(),
             model_id: model_id.to_owned(),
@@ -463,24 +459,24 @@ impl SessionManager {
     }
 
     /// Appends a `thinking_level_change`.
-    pub fn append_thinking_level_change(&mut self, thinking_level: &str) -> Result<String, SessionError> {
+    pub fn append_thinking_level_change(&mut self, thinking_level: &str) -> Result<String, StoreError> {
         self.append(EntryKind::ThinkingLevelChange {
             thinking_level: thinking_level.to_owned(),
         })
     }
 
     /// Appends a `compaction`.
-    pub fn append_compaction(&mut self, compaction: Compaction) -> Result<String, SessionError> {
+    pub fn append_compaction(&mut self, compaction: Compaction) -> Result<String, StoreError> {
         self.append(EntryKind::Compaction(compaction))
     }
 
     /// Appends a `branch_summary` as a child of the leaf (see also [`Self::branch_with_summary`]).
-    pub fn append_branch_summary(&mut self, summary: BranchSummary) -> Result<String, SessionError> {
+    pub fn append_branch_summary(&mut self, summary: BranchSummary) -> Result<String, StoreError> {
         self.append(EntryKind::BranchSummary(summary))
     }
 
     /// Appends a `custom` entry: extension or tool state, not part of the model's context.
-    pub fn append_custom(&mut self, custom_type: &str, data: Option<Value>) -> Result<String, SessionError> {
+    pub fn append_custom(&mut self, custom_type: &str, data: Option<Value>) -> Result<String, StoreError> {
         self.append(EntryKind::Custom {
             custom_type: custom_type.to_owned(),
             data,
@@ -495,7 +491,7 @@ impl SessionManager {
         content: UserContent,
         display: bool,
         details: Option<Value>,
-    ) -> Result<String, SessionError> {
+    ) -> Result<String, StoreError> {
         self.append(EntryKind::CustomMessage(CustomMessageEntry {
             custom_type: custom_type.to_owned(),
             content,
@@ -505,7 +501,7 @@ impl SessionManager {
     }
 
     /// Sets (`Some`) or clears (`None` or empty) the label of an entry.
-    pub fn append_label(&mut self, target_id: &str, label: Option<&str>) -> Result<String, SessionError> {
+    pub fn append_label(&mut self, target_id: &str, label: Option<&str>) -> Result<String, StoreError> {
         self.require(target_id)?;
         self.append(EntryKind::Label {
             target_id: target_id.to_owned(),
@@ -514,7 +510,7 @@ impl SessionManager {
     }
 
     /// Names the session (RPC `set_session_name`); the name is trimmed.
-    pub fn append_session_info(&mut self, name: &str) -> Result<String, SessionError> {
+    pub fn append_session_info(&mut self, name: &str) -> Result<String, StoreError> {
         self.append(EntryKind::SessionInfo {
             name: Some(name.trim().to_owned()),
         })
@@ -524,7 +520,7 @@ impl SessionManager {
 
     /// Moves the leaf to an earlier entry: the next append starts a new branch there, in the same
     /// file. Nothing is written.
-    pub fn branch(&mut self, entry_id: &str) -> Result<(), SessionError> {
+    pub fn branch(&mut self, entry_id: &str) -> Result<(), StoreError> {
         self.leaf = Some(self.require(entry_id)?);
         Ok(())
     }
@@ -544,7 +540,7 @@ impl SessionManager {
         summary: &str,
         details: Option<Value>,
         from_hook: Option<bool>,
-    ) -> Result<String, SessionError> {
+    ) -> Result<String, StoreError> {
         let target = entry_id.map(|id| self.require(id)).transpose()?;
         let previous = self.leaf;
         self.leaf = target;
@@ -564,7 +560,7 @@ impl SessionManager {
     /// the end), whose header names this session's file as `parentSession` (`/fork`, `/clone`,
     /// RPC `fork`). It is written at once to a new file in `root`'s directory for this session's
     /// cwd; forking an in-memory session gives an in-memory session.
-    pub fn fork(&self, entry_id: &str, root: impl Into<SessionRoot>) -> Result<SessionManager, SessionError> {
+    pub fn fork(&self, entry_id: &str, root: impl Into<SessionRoot>) -> Result<SessionManager, StoreError> {
         self.fork_to(Some(entry_id), Some(root.into()))
     }
 
@@ -572,7 +568,7 @@ impl SessionManager {
     /// session that still names this one as its parent, written from its first assistant message
     /// on, like [`new_session`](Self::new_session)); `root` `None`, or an in-memory session, gives an
     /// in-memory fork.
-    pub fn fork_to(&self, entry_id: Option<&str>, root: Option<SessionRoot>) -> Result<SessionManager, SessionError> {
+    pub fn fork_to(&self, entry_id: Option<&str>, root: Option<SessionRoot>) -> Result<SessionManager, StoreError> {
         let entries = match entry_id {
             Some(entry_id) => self.fork_entries(entry_id)?,
             None => Vec::new(),
@@ -594,7 +590,7 @@ impl SessionManager {
     }
 
     /// The entries of a fork at `entry_id`: the path to it, then its labels re-created.
-    fn fork_entries(&self, entry_id: &str) -> Result<Vec<SessionEntry>, SessionError> {
+    fn fork_entries(&self, entry_id: &str) -> Result<Vec<SessionEntry>, StoreError> {
         let path = self.branch_path(entry_id)?;
         let mut entries: Vec<SessionEntry> = path
             .iter()
@@ -620,8 +616,8 @@ impl SessionManager {
     }
 }
 
-fn create_dir(dir: &Path) -> Result<(), SessionError> {
-    std::fs::create_dir_all(dir).map_err(|source| SessionError::Directory {
+fn create_dir(dir: &Path) -> Result<(), StoreError> {
+    std::fs::create_dir_all(dir).map_err(|source| StoreError::Directory {
         path: dir.to_path_buf(),
         source,
     })

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::error::SessionError;
+use super::error::StoreError;
 use super::file::read_header;
 use super::paths::{SessionRoot, is_session_file};
 use super::time::{ms_to_system_time, parse_iso_ms};
@@ -138,12 +138,12 @@ pub(crate) fn session_info(path: &Path) -> Option<SessionInfo> {
 }
 
 /// The session files (`*.jsonl`) directly in `dir`; a missing directory has none.
-fn session_files(dir: &Path) -> Result<Vec<PathBuf>, SessionError> {
+fn session_files(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
-            return Err(SessionError::Directory {
+            return Err(StoreError::Directory {
                 path: dir.to_path_buf(),
                 source,
             });
@@ -182,17 +182,17 @@ fn summarise(files: Vec<PathBuf>) -> Vec<SessionInfo> {
 
 /// The sessions of `cwd`, newest first. With [`SessionRoot::Flat`] every session of that
 /// directory is listed, as pi does with `--session-dir`.
-pub(crate) fn list(cwd: &Path, root: &SessionRoot) -> Result<Vec<SessionInfo>, SessionError> {
+pub(crate) fn list(cwd: &Path, root: &SessionRoot) -> Result<Vec<SessionInfo>, StoreError> {
     Ok(summarise(session_files(&root.dir_for(cwd))?))
 }
 
 /// Every session under `root`, newest first.
-pub(crate) fn list_all(root: &SessionRoot) -> Result<Vec<SessionInfo>, SessionError> {
+pub(crate) fn list_all(root: &SessionRoot) -> Result<Vec<SessionInfo>, StoreError> {
     Ok(summarise(list_all_files(root)?))
 }
 
 /// The session file of `cwd` modified last (by file time), among files with a valid header.
-pub(crate) fn most_recent(cwd: &Path, root: &SessionRoot) -> Result<Option<PathBuf>, SessionError> {
+pub(crate) fn most_recent(cwd: &Path, root: &SessionRoot) -> Result<Option<PathBuf>, StoreError> {
     let newest = session_files(&root.dir_for(cwd))?
         .into_iter()
         .filter(|path| read_header(path).is_ok())
@@ -208,7 +208,7 @@ pub fn looks_like_path(query: &str) -> bool {
 }
 
 /// A session by path or id prefix; see [`super::SessionManager::find`].
-pub(crate) fn find(root: &SessionRoot, cwd: &Path, query: &str) -> Result<PathBuf, SessionError> {
+pub(crate) fn find(root: &SessionRoot, cwd: &Path, query: &str) -> Result<PathBuf, StoreError> {
     if looks_like_path(query) {
         // The caller has expanded `~` (pi-cli does, with pi-tools' path rules); a relative path is
         // taken from `cwd`.
@@ -216,7 +216,7 @@ pub(crate) fn find(root: &SessionRoot, cwd: &Path, query: &str) -> Result<PathBu
         if path.is_file() {
             return Ok(path);
         }
-        return Err(SessionError::NoMatch {
+        return Err(StoreError::NoMatch {
             query: query.to_owned(),
             dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         });
@@ -232,12 +232,12 @@ pub(crate) fn find(root: &SessionRoot, cwd: &Path, query: &str) -> Result<PathBu
         matches = by_prefix(list_all_files(root)?);
     }
     match matches.len() {
-        0 => Err(SessionError::NoMatch {
+        0 => Err(StoreError::NoMatch {
             query: query.to_owned(),
             dir: root.path().to_path_buf(),
         }),
         1 => Ok(matches.remove(0)),
-        _ => Err(SessionError::Ambiguous {
+        _ => Err(StoreError::Ambiguous {
             query: query.to_owned(),
             paths: matches,
         }),
@@ -245,7 +245,7 @@ pub(crate) fn find(root: &SessionRoot, cwd: &Path, query: &str) -> Result<PathBu
 }
 
 /// Every session file under `root`, without reading them.
-fn list_all_files(root: &SessionRoot) -> Result<Vec<PathBuf>, SessionError> {
+fn list_all_files(root: &SessionRoot) -> Result<Vec<PathBuf>, StoreError> {
     let dir = match root {
         SessionRoot::Flat(dir) => return session_files(dir),
         SessionRoot::PerCwd(dir) => dir,
@@ -254,7 +254,7 @@ fn list_all_files(root: &SessionRoot) -> Result<Vec<PathBuf>, SessionError> {
         Ok(entries) => entries,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
-            return Err(SessionError::Directory {
+            return Err(StoreError::Directory {
                 path: dir.clone(),
                 source,
             });

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::entry::{SessionEntry, SessionHeader};
-use super::error::SessionError;
+use super::error::StoreError;
 use super::file::push_json_line;
 
 /// Appends a session's lines to its file.
@@ -68,17 +68,13 @@ impl Writer {
     }
 
     /// Writes the header (if it is not on disk yet) and the entries after the `persisted` first.
-    pub(crate) fn write_pending(
-        &mut self,
-        header: &SessionHeader,
-        entries: &[SessionEntry],
-    ) -> Result<(), SessionError> {
+    pub(crate) fn write_pending(&mut self, header: &SessionHeader, entries: &[SessionEntry]) -> Result<(), StoreError> {
         let start = self.persisted.min(entries.len());
         if self.header_written && start == entries.len() {
             return Ok(());
         }
         let path = self.path.clone();
-        let error = |source| SessionError::Write {
+        let error = |source| StoreError::Write {
             path: path.clone(),
             source,
         };

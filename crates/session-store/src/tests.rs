@@ -133,7 +133,7 @@ fn create_at_refuses_to_append_to_another_file() {
     let mut session = SessionManager::create_at("/w", &path);
     session.append_message(AgentMessage::user("hi")).unwrap();
     let error = session.append_message(assistant("hello")).unwrap_err();
-    assert!(matches!(error, SessionError::Write { .. }), "{error}");
+    assert!(matches!(error, StoreError::Write { .. }), "{error}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "someone else's\n");
 }
 
@@ -211,7 +211,7 @@ fn branch_summary_entries_name_where_they_came_from() {
     assert_eq!((from_id.as_str(), *from_hook), ("root", Some(true)));
     assert!(matches!(
         session.append_label("missing", Some("x")),
-        Err(SessionError::EntryNotFound { .. })
+        Err(StoreError::EntryNotFound { .. })
     ));
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::SessionManager;
 use super::entry::{CustomMessageEntry, EntryKind, SessionEntry};
-use super::error::SessionError;
+use super::error::StoreError;
 use super::time::parse_iso_ms;
 
 /// What the model sees of a session, and the settings in force at its leaf.
@@ -278,7 +278,7 @@ impl SessionManager {
     }
 
     /// The entries from the root to `entry_id`.
-    pub fn branch_path(&self, entry_id: &str) -> Result<Vec<&SessionEntry>, SessionError> {
+    pub fn branch_path(&self, entry_id: &str) -> Result<Vec<&SessionEntry>, StoreError> {
         let index = self.require(entry_id)?;
         Ok(self.path_from(Some(index)))
     }

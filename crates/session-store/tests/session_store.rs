@@ -12,7 +12,7 @@ use pi_agent_core::{
     AgentMessage, AssistantMessage, ContentBlock, CustomMessage, StopReason, ToolCall, ToolResultMessage, Usage,
     UserContent, UserMessage,
 };
-use pi_session_store::{Compaction, EntryKind, SessionContext, SessionError, SessionManager, paths};
+use pi_session_store::{Compaction, EntryKind, SessionContext, SessionManager, StoreError, paths};
 use serde_json::{Map, Value, json};
 
 // ----- helpers -------------------------------------------------------------------------------------
@@ -493,7 +493,7 @@ fn branching_then_appending_keeps_both_branches_in_one_file() {
     assert_eq!(ids(&reopened.children(&q)), [a1, a2]);
     assert!(matches!(
         session.branch("nope"),
-        Err(SessionError::EntryNotFound { ref id, .. }) if id == "nope"
+        Err(StoreError::EntryNotFound { ref id, .. }) if id == "nope"
     ));
 
     // Back to before the first entry: the next append is a second root.
@@ -558,7 +558,7 @@ fn fork_writes_the_path_to_a_new_file_naming_its_parent() {
     assert_eq!(reopened.entries(), fork.entries());
     assert!(matches!(
         session.fork("nope", root.path()),
-        Err(SessionError::EntryNotFound { .. })
+        Err(StoreError::EntryNotFound { .. })
     ));
 }
 
@@ -671,7 +671,7 @@ fn a_missing_or_broken_header_is_an_error_naming_the_file() {
     std::fs::write(&empty, "").unwrap();
     assert!(matches!(
         SessionManager::open(&empty),
-        Err(SessionError::InvalidHeader { .. })
+        Err(StoreError::InvalidHeader { .. })
     ));
     let no_id = dir.path().join("no-id.jsonl");
     std::fs::write(&no_id, r#"{"type":"session","version":3}"#).unwrap();
@@ -683,7 +683,7 @@ fn a_missing_or_broken_header_is_an_error_naming_the_file() {
     );
     let missing = dir.path().join("missing.jsonl");
     let error = SessionManager::open(&missing).unwrap_err();
-    assert!(matches!(error, SessionError::Read { .. }));
+    assert!(matches!(error, StoreError::Read { .. }));
     assert!(error.to_string().contains("missing.jsonl"), "{error}");
 }
 
@@ -804,7 +804,7 @@ fn list_and_find_by_id_prefix() {
     let found = SessionManager::find(root.path(), "/", b_file.to_str().unwrap()).unwrap();
     assert_eq!(found, b_file);
     let error = SessionManager::find(root.path(), "/w", "").unwrap_err();
-    assert!(matches!(error, SessionError::NoMatch { .. }), "{error}");
+    assert!(matches!(error, StoreError::NoMatch { .. }), "{error}");
     let error = SessionManager::find(root.path(), "/w", "nothing-like-this").unwrap_err();
     assert_eq!(
         error.to_string(),
@@ -822,7 +822,7 @@ fn list_and_find_by_id_prefix() {
     if !common.is_empty() {
         assert!(matches!(
             SessionManager::find(root.path(), "/w", &common),
-            Err(SessionError::Ambiguous { .. })
+            Err(StoreError::Ambiguous { .. })
         ));
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pi_agent_core::{FnTool, ToolError, ToolResult};
 use pi_coding_agent::custom_tools::schema::Type;
 use pi_coding_agent::custom_tools::{CustomTool, NamedFactory, ToolApi, plain};
-use pi_coding_agent::pending::{PendingAction, PendingError};
+use pi_coding_agent::resolve::{PendingAction, PendingError};
 use serde_json::json;
 
 /// The factory.

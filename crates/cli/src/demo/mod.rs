@@ -24,7 +24,7 @@ use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_
 use pi_agent_core::{AgentError, ContentBlock, FnTool, ToolExecutionMode, ToolResult};
 use serde_json::{Value, json};
 
-use crate::modes::transcript;
+use crate::modes::plain_text;
 use pi_coding_agent::session::{AgentSession, RegisteredTool, SessionError, SessionOptions};
 
 /// The bundled project, `(relative path, content)`.
@@ -262,7 +262,7 @@ pub async fn run(options: DemoOptions, output: impl Fn(&str) + Send + Sync + 'st
     output(&header);
     sink.lock().unwrap_or_else(|p| p.into_inner()).push_str(&header);
     let subscription = session.subscribe(move |event| {
-        if let Some(text) = transcript::render(event) {
+        if let Some(text) = plain_text::render(event) {
             output(&text);
             sink.lock().unwrap_or_else(|p| p.into_inner()).push_str(&text);
         }

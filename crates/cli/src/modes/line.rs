@@ -10,8 +10,8 @@ use std::io::BufRead;
 use pi_agent_core::AgentMessage;
 use tokio::sync::mpsc;
 
+use super::plain_text;
 use super::print::Output;
-use super::transcript;
 use pi_coding_agent::resolve::ResolveAction;
 use pi_coding_agent::session::AgentSession;
 
@@ -53,7 +53,7 @@ pub async fn run_line_with(
     write(&stdout, banner);
     let sink = stdout.clone();
     let subscription = session.subscribe(move |event| {
-        if let Some(text) = transcript::render(event) {
+        if let Some(text) = plain_text::render(event) {
             write(&sink, &text);
         }
     });

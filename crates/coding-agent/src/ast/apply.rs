@@ -16,7 +16,7 @@ use pi_tools::mutation_queue::{lock_file, queue_key};
 use serde_json::{Value, json};
 
 use super::preview::plural;
-use crate::pending::PendingError;
+use crate::resolve::PendingError;
 
 /// One file the preview would change.
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use super::engine::{self, Change, EditRun, FileEdits, Rule};
 use super::files::{self, Scope};
 use super::preview::{self, FileBlock, plural};
 use super::{ToolKind, lang, run_blocking};
-use crate::pending::{PendingAction, PendingActionStore};
+use crate::resolve::{PendingAction, PendingActionStore};
 
 /// Touched files one preview may hold when `PI_MAX_AST_FILES` is not set.
 pub const DEFAULT_MAX_FILES: usize = 1000;
@@ -57,7 +57,7 @@ clean no-op.
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use pi_agent_core::{AgentTool, ToolContext};
 /// use pi_coding_agent::ast::AstEditTool;
-/// use pi_coding_agent::pending::PendingActionStore;
+/// use pi_coding_agent::resolve::PendingActionStore;
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// std::fs::write(dir.path().join("a.ts"), "legacyWrap(x, value);\n").unwrap();
@@ -468,7 +468,7 @@ impl AgentTool for AstEditTool {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::pending::PendingError;
+    use crate::resolve::PendingError;
     use pi_agent_core::ContentBlock;
 
     fn text(result: &ToolResult) -> String {

@@ -6,7 +6,7 @@
 //!
 //! - [`AstGrepTool`] lists matches, 50 per page (`skip` pages on).
 //! - [`AstEditTool`] computes a preview of every rewrite and pushes it onto the session's
-//!   [`PendingActionStore`](crate::pending::PendingActionStore); applying it re-reads every touched
+//!   [`PendingActionStore`](crate::resolve::PendingActionStore); applying it re-reads every touched
 //!   file, refuses when any changed since the preview, and writes all files or none.
 //!
 //! Modules: `lang` (language names, aliases, inference), `files` (the path pipeline), `engine`

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::pending::{PendingAction, PendingActionStore};
+use crate::resolve::{PendingAction, PendingActionStore};
 use crate::ui::{NoUi, ToolUi};
 
 /// The error of `push_pending_action` without a pending-action store.
@@ -72,7 +72,7 @@ impl ToolApi {
     ///
     /// ```
     /// use pi_coding_agent::custom_tools::ToolApi;
-    /// use pi_coding_agent::pending::PendingAction;
+    /// use pi_coding_agent::resolve::PendingAction;
     /// use pi_agent_core::ToolResult;
     ///
     /// let api = ToolApi::new("/tmp");

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! use pi_coding_agent::pending::PendingAction;
+//! use pi_coding_agent::resolve::PendingAction;
 //! use pi_coding_agent::resolve::{ResolveAction, ResolveParams, run_resolve_invocation};
 //! use pi_agent_core::ToolResult;
 //!
@@ -26,7 +26,7 @@ use pi_agent_core::{ToolError, ToolResult};
 use serde_json::{Map, Value};
 
 use super::{ResolveAction, ResolveParams};
-use crate::pending::{PendingAction, PendingError};
+use crate::resolve::{PendingAction, PendingError};
 
 /// Prefix of the error text of an apply callback that failed with something other than a
 /// [`ToolError`].

@@ -1,7 +1,7 @@
 //! The hidden `resolve` tool and the runtime behind it.
 //!
 //! A preview-capable tool (`ast_edit`, a custom tool) stages its change as a
-//! [`PendingAction`](crate::pending::PendingAction) instead of writing it. The model then calls
+//! [`PendingAction`](crate::resolve::PendingAction) instead of writing it. The model then calls
 //! `resolve` with `action: "apply"` or `"discard"` and a `reason`; `resolve` runs the top action's
 //! callback through [`run_resolve_invocation`] and returns its result with the resolve metadata
 //! merged into `details`. The session forces the next model call to `resolve` while something is
@@ -11,7 +11,7 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use pi_agent_core::{AgentTool, ToolContext};
-//! use pi_coding_agent::pending::PendingActionStore;
+//! use pi_coding_agent::resolve::PendingActionStore;
 //! use pi_coding_agent::resolve::{NO_PENDING_ACTION, ResolveRuntime, ResolveTool};
 //! use serde_json::json;
 //!
@@ -22,8 +22,18 @@
 //! # });
 //! ```
 
+mod forcing;
 mod invocation;
+mod pending;
 mod runtime;
+mod tool_choice_queue;
+
+pub(crate) use forcing::ResolveForcing;
+pub use forcing::{DEFAULT_FORCE_LIMIT, ForcingStopped, PENDING_ACTION_LABEL_PREFIX, is_pending_action_label};
+pub use pending::{ApplyFn, PendingAction, PendingActionId, PendingActionStore, PendingError, RejectFn};
+pub use tool_choice_queue::{
+    DirectiveOptions, Invoker, OnRejected, OnResolved, RejectOutcome, RejectReason, ToolChoiceQueue,
+};
 
 pub use invocation::{APPLY_FAILED_PREFIX, base_details, default_discard_text, run_resolve_invocation};
 pub use runtime::{ResolveOutcome, ResolveRuntime, StandingHandler};
@@ -32,8 +42,6 @@ use async_trait::async_trait;
 use pi_agent_core::{AgentMessage, AgentTool, CustomMessage, ToolContext, ToolError, ToolParameters, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-
-use crate::tool_choice_queue::ToolChoiceQueue;
 
 /// The tool's name.
 pub const RESOLVE_TOOL_NAME: &str = "resolve";

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::invocation::run_resolve_invocation;
 use super::{NO_PENDING_ACTION, ResolveAction, ResolveParams};
-use crate::pending::PendingActionStore;
-use crate::tool_choice_queue::Invoker;
+use crate::resolve::Invoker;
+use crate::resolve::PendingActionStore;
 
 /// A long-lived resolve handler installed by a mode (e.g. a plan-approval gate). It is consulted
 /// only when no action is pending and it never forces a tool choice.
@@ -63,7 +63,7 @@ struct Inner {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use pi_agent_core::ToolResult;
-/// use pi_coding_agent::pending::{PendingAction, PendingActionStore};
+/// use pi_coding_agent::resolve::{PendingAction, PendingActionStore};
 /// use pi_coding_agent::resolve::{ResolveAction, ResolveParams, ResolveRuntime};
 ///
 /// let store = PendingActionStore::new();

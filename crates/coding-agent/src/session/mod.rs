@@ -31,10 +31,8 @@
 //! # });
 //! ```
 
-mod forcing;
 mod registry;
 
-pub use forcing::{DEFAULT_FORCE_LIMIT, ForcingStopped, PENDING_ACTION_LABEL_PREFIX, is_pending_action_label};
 pub use registry::{RegisteredTool, ToolRegistry, ToolSource};
 
 use std::path::{Path, PathBuf};
@@ -48,13 +46,12 @@ use pi_agent_core::{
 
 use crate::ast::{AstEditTool, AstGrepTool};
 use crate::custom_tools::{CustomTool, CustomTools, LoadError, ToolApi, ToolSessionEvent, UiSlot};
-use crate::pending::PendingActionStore;
 use crate::resolve::{
-    ResolveAction, ResolveOutcome, ResolveParams, ResolveRuntime, ResolveTool, StandingHandler, resolve_reminder,
+    DEFAULT_FORCE_LIMIT, DirectiveOptions, ForcingStopped, PendingActionStore, RejectOutcome, RejectReason,
+    ResolveAction, ResolveForcing, ResolveOutcome, ResolveParams, ResolveRuntime, ResolveTool, StandingHandler,
+    ToolChoiceQueue, resolve_reminder,
 };
-use crate::tool_choice_queue::{DirectiveOptions, RejectOutcome, RejectReason, ToolChoiceQueue};
 use crate::ui::{NoUi, ToolUi};
-use forcing::ResolveForcing;
 
 /// Errors of the session API, with the texts users and models see.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use pi_agent_core::{AgentTool, ContentBlock, ToolContext, ToolResult};
 use pi_coding_agent::ast::{AstEditTool, AstGrepTool};
-use pi_coding_agent::pending::{PendingActionStore, PendingError};
+use pi_coding_agent::resolve::{PendingActionStore, PendingError};
 use serde_json::Value;
 
 /// A temporary tree with the tools and a pending-action store.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use pi_agent_core::faux::FauxModel;
 use pi_agent_core::{AgentMessage, FnTool, ToolChoice, ToolResult};
-use pi_coding_agent::pending::{PendingAction, PendingActionStore, PendingError};
+use pi_coding_agent::resolve::{PendingAction, PendingActionStore, PendingError};
 use pi_coding_agent::session::{AgentSession, RegisteredTool, SessionEvent, SessionOptions};
 use serde_json::json;
 

@@ -87,9 +87,16 @@ impl Default for InteractiveOptions {
 /// Makes the interactive mode the tools' user interface (call it before custom tools load, so
 /// they see `hasUI`); the receiver goes into [`InteractiveOptions::requests`].
 pub fn install_ui(session: &pi_coding_agent::session::AgentSession) -> mpsc::UnboundedReceiver<UiRequest> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    session.set_ui(Arc::new(TuiUi::new(tx)));
+    let (ui, rx) = new_ui();
+    session.set_ui(ui);
     rx
+}
+
+/// The interactive mode's user interface for tools, and the dialog requests it sends to the
+/// screen (give both to a [`SessionBuilder`](pi_coding_agent::SessionBuilder) and the mode).
+pub fn new_ui() -> (Arc<dyn pi_coding_agent::ui::ToolUi>, mpsc::UnboundedReceiver<UiRequest>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Arc::new(TuiUi::new(tx)), rx)
 }
 
 /// A terminal for [`run_with_terminal`]: where output goes, its size, and its events (keys,
@@ -366,7 +373,7 @@ async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
             }
             match app.new_session(None).await {
                 Ok(()) => screen.notice("✓ New session started", NoticeKind::Info),
-                Err(error) => screen.notice(error, NoticeKind::Error),
+                Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
             }
             refresh(screen, app);
         }
@@ -394,7 +401,7 @@ async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
                     .collect();
                 screen.open_picker(PickerKind::Resume, "Resume a session", items, 0);
             }
-            Err(error) => screen.notice(error, NoticeKind::Error),
+            Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
         },
         SlashCommand::Tree | SlashCommand::Fork => {
             let fork = command == SlashCommand::Fork;
@@ -488,7 +495,7 @@ async fn picked(kind: PickerKind, id: &str, screen: &mut Screen, app: &App) {
                     screen.transcript_mut().load_messages(&app.session().agent().messages());
                     screen.set_renderers(renderers(app));
                 }
-                Err(error) => screen.notice(error, NoticeKind::Error),
+                Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
             }
         }
         PickerKind::Tree | PickerKind::Fork => {
@@ -511,7 +518,7 @@ async fn picked(kind: PickerKind, id: &str, screen: &mut Screen, app: &App) {
             match result {
                 Ok(Some(text)) => screen.editor_mut().set_text(&text),
                 Ok(None) => {}
-                Err(error) => screen.notice(error, NoticeKind::Error),
+                Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
             }
         }
     }

@@ -11,8 +11,7 @@ use pi_agent_core::{
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::Rpc;
-use crate::is_available;
+use super::state::Rpc;
 use pi_coding_agent::config::{parse_thinking_level, thinking_level_name};
 use pi_session_store::EntryKind;
 
@@ -222,7 +221,7 @@ async fn not_busy(rpc: &Rpc) -> Result<(), String> {
 async fn new_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     not_busy(rpc).await?;
     let parent = command.get("parentSession").and_then(Value::as_str).map(str::to_owned);
-    rpc.app.new_session(parent).await?;
+    rpc.app.new_session(parent).await.map_err(|e| e.to_string())?;
     Ok(Some(json!({"cancelled": false})))
 }
 
@@ -256,7 +255,7 @@ fn available_models(rpc: &Rpc) -> Vec<Model> {
     registry
         .all()
         .iter()
-        .filter(|m| is_available(registry, m))
+        .filter(|m| registry.is_available(m))
         .cloned()
         .collect()
 }
@@ -419,7 +418,7 @@ async fn switch_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     } else {
         path
     };
-    let warnings = rpc.app.switch_session(&path).await?;
+    let warnings = rpc.app.switch_session(&path).await.map_err(|e| e.to_string())?;
     let warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     Ok(Some(json!({"cancelled": false, "warnings": warnings})))
 }
@@ -427,7 +426,7 @@ async fn switch_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
 async fn fork(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     not_busy(rpc).await?;
     let entry = text_field(command, "entryId")?;
-    let text = rpc.app.fork(&entry).await?;
+    let text = rpc.app.fork(&entry).await.map_err(|e| e.to_string())?;
     Ok(Some(json!({"text": text, "cancelled": false})))
 }
 

@@ -10,40 +10,24 @@
 //! running prompt is finished and the process exits.
 
 mod commands;
+mod state;
 pub mod ui;
+mod writer;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::print::Output;
 use pi_coding_agent::app::App;
 use pi_coding_agent::session::SessionEvent;
 
 pub use ui::RpcUi;
+pub use writer::Writer;
 
-/// Writes whole lines to stdout, one at a time.
-#[derive(Clone)]
-pub struct Writer {
-    output: Output,
-}
-
-impl Writer {
-    /// Lines go to `output`.
-    pub fn new(output: Output) -> Self {
-        Writer { output }
-    }
-
-    /// Writes `value` as one line and flushes.
-    pub fn line(&self, value: &Value) {
-        let mut out = self.output.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = writeln!(out, "{value}");
-        let _ = out.flush();
-    }
-}
+use state::Rpc;
 
 /// The JSON line of an event in RPC mode: agent events whole (with `message_update`'s partial
 /// message, as pi sends them), the session's own events as in JSON mode.
@@ -51,45 +35,6 @@ pub fn event_value(event: &SessionEvent) -> Value {
     match event {
         SessionEvent::Agent(agent) => serde_json::to_value(agent).unwrap_or(Value::Null),
         other => super::json::event_value(other),
-    }
-}
-
-/// State shared by the command handlers.
-pub(crate) struct Rpc {
-    pub(crate) app: App,
-    pub(crate) writer: Writer,
-    pub(crate) ui: RpcUi,
-    /// A prompt's run is active: set when a prompt is accepted (before its run is spawned, so two
-    /// prompts in a row see it), cleared by the run's `agent_end`.
-    pub(crate) running: Arc<AtomicBool>,
-    pub(crate) runs: Mutex<Vec<tokio::task::JoinHandle<()>>>,
-    /// Cancel tokens of the running `bash` commands (`abort_bash` stops them all), by a number
-    /// of their own so each removes just its token when it ends.
-    pub(crate) bash: Mutex<Vec<(u64, CancellationToken)>>,
-    /// The next `bash` command's number.
-    pub(crate) bash_ids: std::sync::atomic::AtomicU64,
-}
-
-impl Rpc {
-    /// Writes a response.
-    pub(crate) fn respond(&self, command: &str, id: Option<&Value>, result: Result<Option<Value>, String>) {
-        let mut response = json!({"type": "response", "command": command});
-        match result {
-            Ok(data) => {
-                response["success"] = true.into();
-                if let Some(data) = data {
-                    response["data"] = data;
-                }
-            }
-            Err(error) => {
-                response["success"] = false.into();
-                response["error"] = error.into();
-            }
-        }
-        if let Some(id) = id {
-            response["id"] = id.clone();
-        }
-        self.writer.line(&response);
     }
 }
 
@@ -133,9 +78,16 @@ pub fn install_ui(app: &App, stdout: Output) -> RpcUi {
 
 /// [`install_ui`] for a session without its [`App`] yet.
 pub fn install_session_ui(session: &pi_coding_agent::session::AgentSession, stdout: Output) -> RpcUi {
-    let ui = RpcUi::new(Writer::new(stdout));
+    let ui = RpcUi::for_stdout(stdout);
     session.set_ui(Arc::new(ui.clone()));
     ui
+}
+
+impl RpcUi {
+    /// A user interface that asks its questions as RPC lines on `stdout`.
+    pub fn for_stdout(stdout: Output) -> Self {
+        RpcUi::new(Writer::new(stdout))
+    }
 }
 
 /// Runs the protocol with `ui` (from [`install_ui`]) reading commands from `lines`.

@@ -17,7 +17,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use super::Writer;
+use super::writer::Writer;
 use pi_coding_agent::ui::{NotifyKind, ToolUi};
 
 /// Questions waiting for the client's answer, by request id; `None` once its input ended.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::connection::{CallError, Connection};
 use super::protocol::{METHOD_NOT_FOUND, RpcError, SERVER_ERROR, parse_result};
 use crate::custom_tools::{DEFAULT_SOURCE_TOOL, ExecOptions};
-use crate::pending::{PendingAction, PendingError};
+use crate::resolve::{PendingAction, PendingError};
 use crate::ui::NotifyKind;
 
 fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {

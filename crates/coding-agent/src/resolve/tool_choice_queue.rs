@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use pi_agent_core::ToolChoice;
-//! use pi_coding_agent::tool_choice_queue::{DirectiveOptions, RejectOutcome, RejectReason, ToolChoiceQueue};
+//! use pi_coding_agent::resolve::{DirectiveOptions, RejectOutcome, RejectReason, ToolChoiceQueue};
 //!
 //! let queue = ToolChoiceQueue::new();
 //! queue.push_sequence(

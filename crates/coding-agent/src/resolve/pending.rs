@@ -6,7 +6,7 @@
 //! succeeds or its discard completes (SPEC §6); a failed apply leaves it on top.
 //!
 //! ```
-//! use pi_coding_agent::pending::{PendingAction, PendingActionStore};
+//! use pi_coding_agent::resolve::{PendingAction, PendingActionStore};
 //! use pi_agent_core::ToolResult;
 //!
 //! let store = PendingActionStore::new();

@@ -13,7 +13,7 @@ pub const RESULT_LINES: usize = 8;
 ///
 /// ```
 /// use pi_agent_core::{AgentEvent, ToolResult};
-/// use pi_cli::modes::transcript::render;
+/// use pi_cli::modes::plain_text::render;
 /// use pi_coding_agent::session::SessionEvent;
 ///
 /// let end = AgentEvent::ToolExecutionEnd {

@@ -15,9 +15,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use pi_agent_core::{StopReason, ToolChoice};
 
-use crate::pending::PendingActionStore;
+use crate::resolve::PendingActionStore;
+use crate::resolve::{DirectiveOptions, Invoker, RejectOutcome, RejectReason, ToolChoiceQueue};
 use crate::resolve::{RESOLVE_TOOL_NAME, ResolveOutcome, ResolveRuntime};
-use crate::tool_choice_queue::{DirectiveOptions, Invoker, RejectOutcome, RejectReason, ToolChoiceQueue};
 
 /// Label prefix of the directives that force `resolve` for a pending action.
 pub const PENDING_ACTION_LABEL_PREFIX: &str = "pending-action:";
@@ -262,7 +262,7 @@ impl ResolveForcing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pending::{PendingAction, PendingError};
+    use crate::resolve::{PendingAction, PendingError};
     use crate::resolve::{ResolveAction, ResolveParams};
     use pi_agent_core::ToolResult;
     use proptest::prelude::*;

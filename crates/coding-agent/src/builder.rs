@@ -1,0 +1,430 @@
+//! [`SessionBuilder`]: an [`AgentSession`] configured in one place, the way the `pi` command
+//! configures it — settings, model and thinking level, API key, the active tools, custom tools
+//! (discovered, `--tool` paths, MCP servers, native factories), the user interface tools may ask,
+//! the steering and follow-up queues, and the system prompt.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_agent_core::{Model, StreamFn, ThinkingLevel};
+use pi_ai::{HttpClient, ModelRegistry, Providers};
+
+use crate::config::{AgentPaths, Settings};
+use crate::custom_tools::discovery::discover;
+use crate::custom_tools::loader::{CustomTools, LoadError, load_all};
+use crate::custom_tools::{CustomTool, CustomToolFactory, NamedFactory, ToolApi};
+use crate::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionError, SessionOptions, SessionSettings};
+use crate::system_prompt::{PromptParts, build_system_prompt, find_context_files, now_text, text_or_file};
+use crate::ui::ToolUi;
+
+/// Which tools start active (pi's `--tools`, `--no-builtin-tools` and `--no-tools`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ToolSelection {
+    /// pi's defaults (`read`, `bash`, `edit`, `write`) and every custom tool.
+    #[default]
+    Default,
+    /// Exactly these names (`--tools a,b`); custom tools still load and can be turned on later.
+    Only(Vec<String>),
+    /// Only the custom tools (`--no-builtin-tools`).
+    CustomOnly,
+    /// No tools at all, and no custom tools are loaded (`--no-tools`).
+    None,
+}
+
+impl ToolSelection {
+    /// The active tool names, given the names of the custom tools that loaded.
+    ///
+    /// ```
+    /// use pi_coding_agent::ToolSelection;
+    /// let custom = ["todo".to_owned()];
+    /// assert_eq!(ToolSelection::Default.active(&custom), ["read", "bash", "edit", "write", "todo"]);
+    /// assert_eq!(ToolSelection::Only(vec![" grep ".into(), "".into()]).active(&custom), ["grep"]);
+    /// assert_eq!(ToolSelection::CustomOnly.active(&custom), ["todo"]);
+    /// assert!(ToolSelection::None.active(&custom).is_empty());
+    /// ```
+    pub fn active(&self, custom: &[String]) -> Vec<String> {
+        match self {
+            ToolSelection::None => Vec::new(),
+            ToolSelection::CustomOnly => custom.to_vec(),
+            ToolSelection::Only(names) => names
+                .iter()
+                .map(|n| n.trim().to_owned())
+                .filter(|n| !n.is_empty())
+                .collect(),
+            ToolSelection::Default => DEFAULT_ACTIVE_TOOLS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .chain(custom.iter().cloned())
+                .collect(),
+        }
+    }
+}
+
+/// Why [`SessionBuilder::build`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The session refused the configuration (an unknown active tool, a name conflict).
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// A blocking step (reading context files, discovering custom tools) panicked or was cancelled.
+    #[error("session set-up was interrupted: {0}")]
+    Interrupted(#[from] tokio::task::JoinError),
+}
+
+/// A built session and what went wrong on the way that did not stop it.
+#[derive(Debug)]
+pub struct BuiltSession {
+    /// The session, its tools active and its system prompt set.
+    pub session: AgentSession,
+    /// Custom tools that failed to load or to register (pi reports them and goes on).
+    pub load_errors: Vec<LoadError>,
+}
+
+/// Builds an [`AgentSession`] as `pi` does.
+///
+/// Defaults: pi's default settings, thinking off, the providers of a built-in [`ModelRegistry`]
+/// (keys from the environment) as the model boundary, pi's four default tools active, no custom
+/// tools discovered (set [`agent_paths`](Self::agent_paths) or add [`tool_path`](Self::tool_path)s
+/// and [`factory`](Self::factory)s), no user interface, context files (`AGENTS.md`) read.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use std::sync::Arc;
+/// use pi_agent_core::faux::{FauxModel, faux_assistant_text};
+/// use pi_coding_agent::{SessionBuilder, ToolSelection};
+///
+/// let faux = FauxModel::new();
+/// faux.append_responses([faux_assistant_text("Hello.")]);
+/// let built = SessionBuilder::new(std::env::temp_dir(), faux.model())
+///     .stream_fn(Arc::new(faux.clone()))
+///     .tools(ToolSelection::Only(vec!["read".into()]))
+///     .context_files(false)
+///     .build()
+///     .await
+///     .unwrap();
+/// assert_eq!(built.session.active_tool_names(), ["read"]);
+/// built.session.prompt("Hi").await.unwrap();
+/// assert_eq!(built.session.agent().messages().len(), 2);
+/// # });
+/// ```
+pub struct SessionBuilder {
+    cwd: PathBuf,
+    model: Model,
+    thinking: ThinkingLevel,
+    settings: Settings,
+    paths: Option<AgentPaths>,
+    registry: Option<Arc<ModelRegistry>>,
+    stream_fn: Option<Arc<dyn StreamFn>>,
+    api_key: Option<String>,
+    tools: ToolSelection,
+    tool_paths: Vec<PathBuf>,
+    factories: Vec<NamedFactory>,
+    ui: Option<Arc<dyn ToolUi>>,
+    system_prompt: Option<String>,
+    append_system_prompt: Option<String>,
+    context_files: bool,
+}
+
+impl std::fmt::Debug for SessionBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionBuilder")
+            .field("cwd", &self.cwd)
+            .field("model", &format!("{}/{}", self.model.provider, self.model.id))
+            .field("thinking", &self.thinking)
+            .field("tools", &self.tools)
+            .field("factories", &self.factories)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionBuilder {
+    /// A session in `cwd` talking to `model`.
+    pub fn new(cwd: impl Into<PathBuf>, model: Model) -> Self {
+        SessionBuilder {
+            cwd: cwd.into(),
+            model,
+            thinking: ThinkingLevel::Off,
+            settings: Settings::default(),
+            paths: None,
+            registry: None,
+            stream_fn: None,
+            api_key: None,
+            tools: ToolSelection::Default,
+            tool_paths: Vec::new(),
+            factories: Vec::new(),
+            ui: None,
+            system_prompt: None,
+            append_system_prompt: None,
+            context_files: true,
+        }
+    }
+
+    /// The thinking level (pi turns it off for models that do not reason; see
+    /// [`choose_model`](crate::choose_model)).
+    #[must_use]
+    pub fn thinking(mut self, level: ThinkingLevel) -> Self {
+        self.thinking = level;
+        self
+    }
+
+    /// pi's merged `settings.json` (global and project): tool execution, shell, `ast_edit` /
+    /// `ast_grep`, custom tool paths, MCP servers, steering and follow-up modes.
+    #[must_use]
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// pi's directory: its `tools/` are discovered and its `AGENTS.md` read. Without it neither is.
+    #[must_use]
+    pub fn agent_paths(mut self, paths: AgentPaths) -> Self {
+        self.paths = Some(paths);
+        self
+    }
+
+    /// The model registry whose providers and keys the default model boundary uses.
+    #[must_use]
+    pub fn registry(mut self, registry: Arc<ModelRegistry>) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// The model boundary (a faux model in tests); replaces the registry's providers.
+    #[must_use]
+    pub fn stream_fn(mut self, stream_fn: Arc<dyn StreamFn>) -> Self {
+        self.stream_fn = Some(stream_fn);
+        self
+    }
+
+    /// An API key that wins over the registry's (pi's `--api-key`).
+    #[must_use]
+    pub fn api_key(mut self, key: Option<String>) -> Self {
+        self.api_key = key;
+        self
+    }
+
+    /// Which tools start active.
+    #[must_use]
+    pub fn tools(mut self, selection: ToolSelection) -> Self {
+        self.tools = selection;
+        self
+    }
+
+    /// One more custom tool path (pi's `--tool`): a file or folder, loaded after the discovered
+    /// ones.
+    #[must_use]
+    pub fn tool_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.tool_paths.push(path.into());
+        self
+    }
+
+    /// One more native custom-tool factory; factories load last, so they win a name conflict (as
+    /// the `customTools` of pi's SDK do).
+    #[must_use]
+    pub fn factory(mut self, factory: NamedFactory) -> Self {
+        self.factories.push(factory);
+        self
+    }
+
+    /// One more native tool, as a custom tool named after itself.
+    #[must_use]
+    pub fn tool(self, tool: Arc<dyn CustomTool>) -> Self {
+        let name = tool.name().to_owned();
+        let factory = move |_: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, String> { Ok(vec![tool.clone()]) };
+        self.factory(NamedFactory {
+            name,
+            factory: Arc::new(factory) as Arc<dyn CustomToolFactory>,
+        })
+    }
+
+    /// The user interface tools may ask (confirm, select, input, notify), installed before custom
+    /// tools load so that they see it.
+    #[must_use]
+    pub fn ui(mut self, ui: Arc<dyn ToolUi>) -> Self {
+        self.ui = Some(ui);
+        self
+    }
+
+    /// Replaces pi's system prompt (pi's `--system-prompt`: text, or a file to read).
+    #[must_use]
+    pub fn system_prompt(mut self, text_or_file: Option<String>) -> Self {
+        self.system_prompt = text_or_file;
+        self
+    }
+
+    /// Appends to the system prompt (pi's `--append-system-prompt`: text, or a file to read).
+    #[must_use]
+    pub fn append_system_prompt(mut self, text_or_file: Option<String>) -> Self {
+        self.append_system_prompt = text_or_file;
+        self
+    }
+
+    /// Whether `AGENTS.md` / `CLAUDE.md` files are read into the system prompt (default true;
+    /// pi's `--no-context-files` turns it off).
+    #[must_use]
+    pub fn context_files(mut self, read: bool) -> Self {
+        self.context_files = read;
+        self
+    }
+
+    /// Builds the session: registers the tools, installs the user interface, loads the custom
+    /// tools, activates the selection, and sets the key, the queue modes and the system prompt.
+    pub async fn build(self) -> Result<BuiltSession, BuildError> {
+        let settings = &self.settings;
+        let mut session_settings = SessionSettings {
+            ast_edit: settings.ast_edit_enabled.unwrap_or(true),
+            ast_grep: settings.ast_grep_enabled.unwrap_or(true),
+            shell: settings.shell_path.as_ref().map(PathBuf::from),
+            shell_command_prefix: settings.shell_command_prefix.clone(),
+            ..SessionSettings::default()
+        };
+        if let Some(mode) = settings.tool_execution {
+            session_settings.tool_execution = mode;
+        }
+        let stream_fn = match self.stream_fn.clone() {
+            Some(stream_fn) => stream_fn,
+            None => {
+                let registry = self
+                    .registry
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(ModelRegistry::builtin()));
+                Arc::new(Providers::new(HttpClient::default()).with_registry(registry))
+            }
+        };
+        let mut options = SessionOptions::new(&self.cwd, self.model.clone())
+            .stream_fn(stream_fn)
+            .settings(session_settings)
+            .tools(Vec::<String>::new());
+        options.thinking_level = self.thinking;
+        let session = AgentSession::new(options)?;
+        if let Some(ui) = &self.ui {
+            session.set_ui(ui.clone());
+        }
+        let (custom, load_errors) = self.load_custom_tools(&session).await;
+        session.set_active_tools(self.tools.active(&custom))?;
+        let agent = session.agent();
+        agent.update_config(|config| config.api_key = self.api_key.clone());
+        if let Some(mode) = settings.steering_mode {
+            agent.set_steering_mode(mode);
+        }
+        if let Some(mode) = settings.follow_up_mode {
+            agent.set_follow_up_mode(mode);
+        }
+        let prompt = self.system_prompt_text(&session).await?;
+        agent.set_system_prompt(prompt);
+        Ok(BuiltSession { session, load_errors })
+    }
+
+    /// Discovers and loads the custom tools into `session`; returns the names registered and
+    /// everything that failed.
+    async fn load_custom_tools(&self, session: &AgentSession) -> (Vec<String>, Vec<LoadError>) {
+        if self.tools == ToolSelection::None {
+            return (Vec::new(), Vec::new());
+        }
+        let locations = {
+            let global = self.paths.as_ref().map(AgentPaths::tools_dir);
+            let cwd = self.cwd.clone();
+            let configured = self.settings.custom_tools.clone();
+            let cli = self.tool_paths.clone();
+            tokio::task::spawn_blocking(move || {
+                discover(global.as_deref(), &cwd, &configured, &cli, &|name| {
+                    std::env::var(name).ok()
+                })
+            })
+            .await
+            .unwrap_or_default()
+        };
+        let reserved: Vec<String> = session.tool_registry().iter().map(|t| t.name().to_owned()).collect();
+        let reserved: Vec<&str> = reserved.iter().map(String::as_str).collect();
+        let loaded: CustomTools = load_all(
+            &self.factories,
+            &locations,
+            &self.settings.mcp_servers,
+            &session.tool_api(),
+            &reserved,
+        )
+        .await;
+        let (names, more_errors) = session.add_custom_tools(&loaded);
+        let mut errors = loaded.errors;
+        errors.extend(more_errors);
+        (names, errors)
+    }
+
+    /// pi's system prompt for the session's active tools (context files read off the runtime).
+    async fn system_prompt_text(&self, session: &AgentSession) -> Result<String, BuildError> {
+        let tools: Vec<(String, String)> = session
+            .agent()
+            .tools()
+            .iter()
+            .map(|t| (t.name().to_owned(), t.description().to_owned()))
+            .collect();
+        let custom = self.system_prompt.clone();
+        let append = self.append_system_prompt.clone();
+        let read_context = self.context_files;
+        let cwd = self.cwd.clone();
+        let global = self.paths.as_ref().map(AgentPaths::global_context_file);
+        let prompt = tokio::task::spawn_blocking(move || {
+            let context_files = if read_context {
+                find_context_files(&cwd, global.as_deref())
+            } else {
+                Vec::new()
+            };
+            build_system_prompt(&PromptParts {
+                tools: tools.iter().map(|(n, d)| (n.as_str(), d.as_str())).collect(),
+                custom: custom.map(|c| text_or_file(&c, &cwd)),
+                append: append.map(|a| text_or_file(&a, &cwd)),
+                context_files,
+                now: now_text(),
+                cwd: display(&cwd),
+            })
+        })
+        .await?;
+        Ok(prompt)
+    }
+}
+
+fn display(path: &Path) -> String {
+    path.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_agent_core::faux::{FauxModel, faux_assistant_text};
+
+    #[tokio::test]
+    async fn a_native_tool_loads_as_a_custom_tool_and_starts_active() {
+        let faux = FauxModel::new();
+        faux.append_responses([faux_assistant_text("ok")]);
+        let echo = pi_agent_core::FnTool::new("echo", "Echo", serde_json::json!({"type": "object"}), |_, _, _| {
+            Box::pin(async { Ok(pi_agent_core::ToolResult::text("echoed")) })
+        });
+        let tool = crate::custom_tools::plain(echo);
+        let built = SessionBuilder::new(std::env::temp_dir(), faux.model())
+            .stream_fn(Arc::new(faux.clone()))
+            .tool(tool)
+            .context_files(false)
+            .build()
+            .await
+            .unwrap();
+        assert!(built.load_errors.is_empty(), "{:?}", built.load_errors);
+        // A custom tool may stage previews, so `resolve` comes with it.
+        assert_eq!(
+            built.session.active_tool_names(),
+            ["read", "bash", "edit", "write", "echo", "resolve"]
+        );
+        assert!(built.session.agent().state().system_prompt.contains("- echo: Echo"));
+    }
+
+    #[tokio::test]
+    async fn an_unknown_selected_tool_is_an_error_with_pis_text() {
+        let faux = FauxModel::new();
+        let error = SessionBuilder::new(std::env::temp_dir(), faux.model())
+            .stream_fn(Arc::new(faux))
+            .tools(ToolSelection::Only(vec!["nope".into()]))
+            .build()
+            .await
+            .unwrap_err();
+        assert_eq!(error.to_string(), "Unknown tool: nope");
+    }
+}
