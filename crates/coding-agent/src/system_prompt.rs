@@ -181,7 +181,7 @@ pub fn text_or_file(value: &str, cwd: &Path) -> String {
 
 /// The current date and time in UTC for the prompt, e.g. `2026-11-23 16:04:05 UTC`.
 pub fn now_text() -> String {
-    utc_text(&pi_session_store::time::now_iso())
+    utc_text(&pi_session_store::now_iso())
 }
 
 /// `2026-11-23T16:04:05.123Z` → `2026-11-23 16:04:05 UTC`.

@@ -3,10 +3,10 @@
 //!
 //! * [`SessionManager`]: one session — its header, its entries (a tree linked by `parentId`), the
 //!   leaf that appends continue from, and the file it appends to (or none, in memory).
-//! * [`entry`]: [`SessionHeader`], [`SessionEntry`] and [`EntryKind`], with pi's JSON shapes.
-//! * [`tree`]: paths, the model's [`SessionContext`] (compaction, summaries, custom messages) and
+//! * entries: [`SessionHeader`], [`SessionEntry`] and [`EntryKind`], with pi's JSON shapes.
+//! * the tree: paths, the model's [`SessionContext`] (compaction, summaries, custom messages) and
 //!   the [`SessionTree`].
-//! * [`paths`]: `~/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl` and [`SessionRoot`];
+//! * paths: `~/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl` and [`SessionRoot`];
 //!   listing and finding sessions are [`SessionManager::list`], [`SessionManager::list_all`],
 //!   [`SessionManager::find`] and [`SessionManager::continue_recent`].
 //!
@@ -56,24 +56,26 @@ use pi_agent_core::AgentMessage;
 use pi_agent_core::UserContent;
 use serde_json::Value;
 
-pub mod entry;
+mod entry;
 mod error;
 mod fast;
 mod file;
 mod ids;
 mod list;
-pub mod paths;
+mod paths;
 mod persist;
-pub mod time;
-pub mod tree;
+mod time;
+mod tree;
 
 pub use entry::{
     BranchSummary, CURRENT_VERSION, Compaction, CustomMessageEntry, EntryKind, SessionEntry, SessionHeader,
 };
 pub use error::{LoadWarning, StoreError};
 pub use list::{SessionInfo, looks_like_path};
-pub use paths::SessionRoot;
+pub use paths::{SessionRoot, cwd_dir_name, session_file_name};
+pub use time::{format_iso_ms, now_iso, parse_iso_ms};
 pub use tree::{
+    BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX,
     SessionContext, SessionTree, TreeNode, branch_summary_message, build_context, compaction_summary_message,
     custom_message, summary_text_for_model,
 };

@@ -2,16 +2,16 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use pi_session_store::{SessionRoot, paths};
+//! use pi_session_store::{SessionRoot, cwd_dir_name, session_file_name};
 //!
-//! assert_eq!(paths::cwd_dir_name(Path::new("/home/ana/src/app")), "--home-ana-src-app--");
+//! assert_eq!(cwd_dir_name(Path::new("/home/ana/src/app")), "--home-ana-src-app--");
 //! let root = SessionRoot::PerCwd("/sessions".into());
 //! assert_eq!(root.dir_for(Path::new("/w/x")), Path::new("/sessions/--w-x--"));
 //! // `--session-dir`: every file directly in that directory, whatever its working directory.
 //! let flat = SessionRoot::Flat("/tmp/s".into());
 //! assert_eq!(flat.dir_for(Path::new("/w/x")), Path::new("/tmp/s"));
 //! assert_eq!(
-//!     paths::session_file_name("2026-11-23T15:26:59.123Z", "0b4c…"),
+//!     session_file_name("2026-11-23T15:26:59.123Z", "0b4c…"),
 //!     "2026-11-23T15-26-59-123Z_0b4c….jsonl"
 //! );
 //! ```

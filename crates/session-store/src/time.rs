@@ -2,7 +2,7 @@
 //! date crate.
 //!
 //! ```
-//! use pi_session_store::time::{format_iso_ms, parse_iso_ms};
+//! use pi_session_store::{format_iso_ms, parse_iso_ms};
 //!
 //! assert_eq!(format_iso_ms(0), "1970-01-01T00:00:00.000Z");
 //! assert_eq!(parse_iso_ms("2026-11-23T15:26:59.123Z"), Some(1_795_447_619_123));
@@ -133,7 +133,7 @@ fn days_in_month(year: i64, month: i64) -> i64 {
 }
 
 /// Milliseconds since the Unix epoch of a [`SystemTime`] (negative before 1970).
-pub fn system_time_ms(time: SystemTime) -> i64 {
+pub(crate) fn system_time_ms(time: SystemTime) -> i64 {
     match time.duration_since(UNIX_EPOCH) {
         Ok(after) => i64::try_from(after.as_millis()).unwrap_or(i64::MAX),
         Err(before) => -i64::try_from(before.duration().as_millis()).unwrap_or(i64::MAX),
@@ -141,7 +141,7 @@ pub fn system_time_ms(time: SystemTime) -> i64 {
 }
 
 /// The [`SystemTime`] of milliseconds since the Unix epoch.
-pub fn ms_to_system_time(ms: i64) -> SystemTime {
+pub(crate) fn ms_to_system_time(ms: i64) -> SystemTime {
     let magnitude = Duration::from_millis(ms.unsigned_abs());
     if ms >= 0 {
         UNIX_EPOCH + magnitude

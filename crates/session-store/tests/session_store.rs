@@ -12,7 +12,7 @@ use pi_agent_core::{
     AgentMessage, AssistantMessage, ContentBlock, CustomMessage, StopReason, ToolCall, ToolResultMessage, Usage,
     UserContent, UserMessage,
 };
-use pi_session_store::{Compaction, EntryKind, SessionContext, SessionManager, StoreError, paths};
+use pi_session_store::{Compaction, EntryKind, SessionContext, SessionManager, StoreError, cwd_dir_name, session_file_name};
 use serde_json::{Map, Value, json};
 
 // ----- helpers -------------------------------------------------------------------------------------
@@ -108,7 +108,7 @@ fn normalise(text: &str) -> String {
         for (key, field) in value.iter_mut() {
             match (key.as_str(), &*field) {
                 ("timestamp", Value::String(t)) => {
-                    assert!(pi_session_store::time::parse_iso_ms(t).is_some(), "{t}");
+                    assert!(pi_session_store::parse_iso_ms(t).is_some(), "{t}");
                     *field = json!("<timestamp>");
                 }
                 ("id" | "parentId" | "targetId" | "firstKeptEntryId" | "fromId", Value::String(id)) if n > 0 => {
@@ -398,7 +398,7 @@ fn a_written_session_reopens_to_the_same_entries_and_context() {
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
     assert_eq!(
         name,
-        paths::session_file_name(&session.header().timestamp, session.id())
+        session_file_name(&session.header().timestamp, session.id())
     );
 
     let (reopened, warnings) = SessionManager::open(&file).unwrap();
@@ -767,7 +767,7 @@ fn list_and_find_by_id_prefix() {
     let (_, b_file) = written_session(root.path(), 1);
     let v3 = copy_fixture(
         "v3_branched.jsonl",
-        &root.path().join(paths::cwd_dir_name(Path::new("/home/ana/src/parser"))),
+        &root.path().join(cwd_dir_name(Path::new("/home/ana/src/parser"))),
     );
 
     let listed = SessionManager::list("/w", root.path()).unwrap();

@@ -33,7 +33,7 @@
 
 mod registry;
 
-pub use registry::{RegisteredTool, ToolRegistry, ToolSource};
+pub use registry::{RegisteredTool, ToolOrigin, ToolRegistry};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

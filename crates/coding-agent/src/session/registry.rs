@@ -10,7 +10,7 @@ use crate::resolve::RESOLVE_TOOL_NAME;
 
 /// Where a registered tool comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolSource {
+pub enum ToolOrigin {
     /// One of pi's built-ins (`read` … `ls`, `ast_edit`, `ast_grep`, `resolve`).
     Builtin,
     /// Registered by the program embedding the session, or loaded from `path`.
@@ -30,7 +30,7 @@ pub struct RegisteredTool {
     /// The tool can stage pending actions (so `resolve` must be available when it is active).
     pub deferrable: bool,
     /// Where it comes from.
-    pub source: ToolSource,
+    pub origin: ToolOrigin,
 }
 
 impl std::fmt::Debug for RegisteredTool {
@@ -39,7 +39,7 @@ impl std::fmt::Debug for RegisteredTool {
             .field("name", &self.tool.name())
             .field("hidden", &self.hidden)
             .field("deferrable", &self.deferrable)
-            .field("source", &self.source)
+            .field("origin", &self.origin)
             .finish()
     }
 }
@@ -51,7 +51,7 @@ impl RegisteredTool {
             tool,
             hidden: false,
             deferrable: false,
-            source: ToolSource::Builtin,
+            origin: ToolOrigin::Builtin,
         }
     }
 
@@ -61,7 +61,7 @@ impl RegisteredTool {
             tool,
             hidden: false,
             deferrable: true,
-            source: ToolSource::Custom { path },
+            origin: ToolOrigin::Custom { path },
         }
     }
 
