@@ -75,9 +75,9 @@ pub use list::{SessionInfo, looks_like_path};
 pub use paths::{SessionRoot, cwd_dir_name, session_file_name};
 pub use time::{format_iso_ms, now_iso, parse_iso_ms};
 pub use tree::{
-    BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX,
-    SessionContext, SessionTree, TreeNode, branch_summary_message, build_context, compaction_summary_message,
-    custom_message, summary_text_for_model,
+    BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX, SessionContext,
+    SessionTree, TreeNode, branch_summary_message, build_context, compaction_summary_message, custom_message,
+    summary_text_for_model,
 };
 
 use persist::Writer;

@@ -12,7 +12,9 @@ use pi_agent_core::{
     AgentMessage, AssistantMessage, ContentBlock, CustomMessage, StopReason, ToolCall, ToolResultMessage, Usage,
     UserContent, UserMessage,
 };
-use pi_session_store::{Compaction, EntryKind, SessionContext, SessionManager, StoreError, cwd_dir_name, session_file_name};
+use pi_session_store::{
+    Compaction, EntryKind, SessionContext, SessionManager, StoreError, cwd_dir_name, session_file_name,
+};
 use serde_json::{Map, Value, json};
 
 // ----- helpers -------------------------------------------------------------------------------------
@@ -396,10 +398,7 @@ fn a_written_session_reopens_to_the_same_entries_and_context() {
         "pi's directory for the cwd"
     );
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
-    assert_eq!(
-        name,
-        session_file_name(&session.header().timestamp, session.id())
-    );
+    assert_eq!(name, session_file_name(&session.header().timestamp, session.id()));
 
     let (reopened, warnings) = SessionManager::open(&file).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");

@@ -19,15 +19,15 @@
 //! ```
 
 pub mod ansi;
-pub mod components;
-pub mod editor;
+mod components;
+mod editor;
 pub mod highlight;
 pub mod keys;
-pub mod renderer;
+mod renderer;
 pub mod testing;
-pub mod text;
-pub mod theme;
-pub mod wrap;
+mod text;
+mod theme;
+mod wrap;
 
 pub use components::{
     BoxView, Boxed, Container, DiffLine, DiffView, Loader, Markdown, Padding, SelectItem, SelectList, Selection,
@@ -36,7 +36,7 @@ pub use components::{
 pub use editor::{Editor, EditorAction};
 pub use keys::KeyHint;
 pub use renderer::InlineRenderer;
-pub use text::{display_width, line_width};
+pub use text::{display_width, line_text, line_width};
 pub use theme::{BlockState, MdSlot, Slot, Theme};
 pub use wrap::{pad_line, truncate_line, wrap_line, wrap_text};
 

@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use pi_tui::testing::{plain, styled};
-//! use pi_tui::theme::{Slot, Theme};
+//! use pi_tui::{Slot, Theme};
 //! use pi_tui::Line;
 //! use ratatui::style::Stylize;
 //!

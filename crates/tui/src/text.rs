@@ -12,7 +12,7 @@
 //! [`TAB_WIDTH`] columns, and a newline ends a row when wrapping.
 //!
 //! ```
-//! use pi_tui::text::{display_width, line_width};
+//! use pi_tui::{display_width, line_width};
 //! use pi_tui::Line;
 //!
 //! assert_eq!(display_width("abc"), 3);
@@ -27,7 +27,7 @@ use unicode_width::UnicodeWidthChar;
 use crate::Line;
 
 /// Tab stops are every `TAB_WIDTH` columns.
-pub const TAB_WIDTH: usize = 4;
+pub(crate) const TAB_WIDTH: usize = 4;
 
 /// The emoji presentation selector: makes a one-column symbol an emoji of two.
 const EMOJI_PRESENTATION: char = '\u{FE0F}';
@@ -178,7 +178,7 @@ pub fn line_width(line: &Line) -> usize {
 /// The plain text of a line (its spans' contents, concatenated).
 ///
 /// ```
-/// use pi_tui::text::line_text;
+/// use pi_tui::line_text;
 /// use pi_tui::Line;
 /// assert_eq!(line_text(&Line::from(vec!["a".into(), "b".into()])), "ab");
 /// ```

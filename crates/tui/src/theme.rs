@@ -2,7 +2,7 @@
 //! blocks by state.
 //!
 //! ```
-//! use pi_tui::theme::{Slot, Theme};
+//! use pi_tui::{Slot, Theme};
 //! let theme = Theme::dark();
 //! let span = theme.fg(Slot::ToolTitle, "read");
 //! assert_eq!(span.content, "read");
@@ -61,7 +61,7 @@ impl Slot {
 /// files).
 ///
 /// ```
-/// use pi_tui::theme::{MdSlot, Theme};
+/// use pi_tui::{MdSlot, Theme};
 /// assert_eq!(MdSlot::Heading.name(), "mdHeading");
 /// assert_eq!(MdSlot::from_name("syntaxKeyword"), Some(MdSlot::SyntaxKeyword));
 /// let style = Theme::dark().md(MdSlot::Link);
@@ -243,7 +243,7 @@ impl Theme {
     /// Meant for snapshots.
     ///
     /// ```
-    /// use pi_tui::theme::{Slot, Theme};
+    /// use pi_tui::{Slot, Theme};
     /// use ratatui::style::Color;
     /// assert_eq!(Theme::indexed().color(Slot::ToolTitle), Color::Indexed(1));
     /// ```
@@ -319,7 +319,7 @@ impl Theme {
     /// `toolSuccessBg`, `toolErrorBg`, `userMessageBg`. `None` if no slot has that colour.
     ///
     /// ```
-    /// use pi_tui::theme::{BlockState, Theme};
+    /// use pi_tui::{BlockState, Theme};
     /// let theme = Theme::indexed();
     /// assert_eq!(theme.slot_name(theme.block_bg(BlockState::Error), true), Some("toolErrorBg"));
     /// ```

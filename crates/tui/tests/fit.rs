@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use pi_tui::components::Padding;
+use pi_tui::Padding;
 use pi_tui::{
     BoxView, Component, DiffView, Editor, KeyHint, Line, Loader, Markdown, SelectItem, SelectList, StatusLine, Text,
     Theme, line_width,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use insta::assert_snapshot;
-use pi_tui::components::Padding;
+use pi_tui::Padding;
 use pi_tui::testing::snapshot;
 use pi_tui::{
     BlockState, BoxView, Component, Container, DiffView, Editor, KeyHint, Line, Loader, Markdown, SelectItem,

@@ -9,7 +9,7 @@ use crate::{Component, Line, pad_line};
 /// Blank space around a box's content, in columns (left, right) and rows (top, bottom).
 ///
 /// ```
-/// use pi_tui::components::Padding;
+/// use pi_tui::Padding;
 /// assert_eq!(Padding::symmetric(2, 1), Padding { left: 2, right: 2, top: 1, bottom: 1 });
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -57,7 +57,7 @@ impl Padding {
 ///
 /// ```
 /// use pi_tui::{BlockState, BoxView, Component, Text, Theme};
-/// use pi_tui::components::Padding;
+/// use pi_tui::Padding;
 /// use pi_tui::testing::plain;
 ///
 /// let theme = Theme::dark();

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use pi_tui::components::Padding;
+use pi_tui::Padding;
 use pi_tui::{BlockState, BoxView, Component, Line, Markdown, Slot, Spacer, Text, Theme, pad_line, wrap_line};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
