@@ -102,17 +102,10 @@ pub fn no_model_help() -> String {
 mod tests {
     use super::*;
 
-    fn registry(env: &'static [(&'static str, &'static str)]) -> ModelRegistry {
-        let json = r#"{"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1", "api": "openai-completions",
-            "models": [{"id": "qwen3:8b"}]}}}"#;
-        ModelRegistry::from_json(json, "models.json")
-            .unwrap()
-            .with_env(move |name| env.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned()))
-    }
-
     #[test]
     fn list_models_shows_callable_models() {
-        let table = list_models(&registry(&[("ANTHROPIC_API_KEY", "k")]), "haiku-4-5");
+        let registry = ModelRegistry::builtin().with_env(|name| (name == "ANTHROPIC_API_KEY").then(|| "k".to_owned()));
+        let table = list_models(&registry, "haiku-4-5");
         assert_eq!(
             table,
             "provider   model                      context  max-out  thinking  images\n\
