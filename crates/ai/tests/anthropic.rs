@@ -11,16 +11,20 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use pi_agent_core::{
     AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, AssistantMessage, AssistantMessageEvent,
-    ContentBlock, FnTool, LlmContext, Model, ModelCost, StopReason, StreamOptions, TextContent, ThinkingContent,
-    ThinkingLevel, ToolCall, ToolChoice, ToolResult, ToolResultMessage, UserContent, UserMessage, run_agent_loop,
+    ContentBlock, FnTool, LlmContext, Model, StopReason, StreamOptions, TextContent, ThinkingContent, ThinkingLevel,
+    ToolCall, ToolChoice, ToolResult, UserContent, UserMessage, run_agent_loop,
 };
 use pi_ai::anthropic;
 use pi_ai::http::{HttpClient, HttpOptions};
-use pi_test_support::{MockServer, Reply};
-use serde_json::{Value, json};
+use pi_test_support::anthropic::{
+    block_delta, block_start, block_stop, error_body, event, message_end, message_start, model, small_usage,
+    text as text_reply, text_block, text_events, tool_block,
+};
+use pi_test_support::stream::{API_KEY, assert_no_key, final_message, kinds, options};
+use pi_test_support::{MockServer, Reply, messages, pretty, tools};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-const KEY: &str = "sk-test-SECRET-123";
 const SYSTEM: &str = "You are terse.";
 
 fn client_with(base_delay: Duration) -> HttpClient {
@@ -37,142 +41,12 @@ fn client() -> HttpClient {
     client_with(Duration::from_millis(5))
 }
 
-fn model(base_url: String) -> Model {
-    Model {
-        id: "claude-test-1".into(),
-        name: "Claude Test".into(),
-        api: "anthropic-messages".into(),
-        provider: "anthropic".into(),
-        base_url,
-        reasoning: true,
-        input: vec!["text".into(), "image".into()],
-        cost: ModelCost {
-            input: 3.0,
-            output: 15.0,
-            cache_read: 0.3,
-            cache_write: 3.75,
-        },
-        context_window: 200_000,
-        max_tokens: 32_000,
-        headers: None,
-        compat: None,
-    }
-}
-
-fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some(KEY.into()),
-        ..Default::default()
-    }
-}
-
-fn tool(name: &str, description: &str, schema: Value) -> Arc<dyn AgentTool> {
-    FnTool::new(name, description, schema, |_id, _args, _ctx| async {
-        Ok(ToolResult::text("unused"))
-    })
-    .into_arc()
-}
-
 fn path_tool(name: &str) -> Arc<dyn AgentTool> {
-    tool(
+    tools::unused(
         name,
         &format!("The {name} tool"),
         json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
     )
-}
-
-// ---- wire transcripts -------------------------------------------------------------------
-
-fn sse(name: &str, data: Value) -> String {
-    format!("event: {name}\ndata: {data}\n\n")
-}
-
-fn message_start(id: &str, usage: Value) -> String {
-    sse(
-        "message_start",
-        json!({"type": "message_start", "message": {
-            "id": id, "type": "message", "role": "assistant", "model": "claude-test-1",
-            "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage,
-        }}),
-    )
-}
-
-fn block_start(index: u64, block: Value) -> String {
-    sse(
-        "content_block_start",
-        json!({"type": "content_block_start", "index": index, "content_block": block}),
-    )
-}
-
-fn block_delta(index: u64, delta: Value) -> String {
-    sse(
-        "content_block_delta",
-        json!({"type": "content_block_delta", "index": index, "delta": delta}),
-    )
-}
-
-fn block_stop(index: u64) -> String {
-    sse(
-        "content_block_stop",
-        json!({"type": "content_block_stop", "index": index}),
-    )
-}
-
-fn text_block(index: u64, parts: &[&str]) -> Vec<String> {
-    let mut events = vec![block_start(index, json!({"type": "text", "text": ""}))];
-    for part in parts {
-        events.push(block_delta(index, json!({"type": "text_delta", "text": part})));
-    }
-    events.push(block_stop(index));
-    events
-}
-
-fn tool_block(index: u64, id: &str, name: &str, fragments: &[&str]) -> Vec<String> {
-    let mut events = vec![block_start(
-        index,
-        json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
-    )];
-    for fragment in fragments {
-        events.push(block_delta(
-            index,
-            json!({"type": "input_json_delta", "partial_json": fragment}),
-        ));
-    }
-    events.push(block_stop(index));
-    events
-}
-
-fn message_end(stop_reason: &str, output_tokens: u64) -> Vec<String> {
-    vec![
-        sse(
-            "message_delta",
-            json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-                   "usage": {"output_tokens": output_tokens}}),
-        ),
-        sse("message_stop", json!({"type": "message_stop"})),
-    ]
-}
-
-fn small_usage() -> Value {
-    json!({"input_tokens": 10, "output_tokens": 1})
-}
-
-/// A complete text response.
-fn text_response(id: &str, parts: &[&str]) -> Vec<String> {
-    let mut events = vec![message_start(id, small_usage())];
-    events.push(sse("ping", json!({"type": "ping"})));
-    events.extend(text_block(0, parts));
-    events.extend(message_end("end_turn", 5));
-    events
-}
-
-fn reply(chunks: &[String]) -> Reply {
-    let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
-    Reply::sse(200, &chunks)
-}
-
-fn error_body(kind: &str, message: &str) -> String {
-    json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
 }
 
 // ---- running a call ---------------------------------------------------------------------
@@ -196,36 +70,11 @@ async fn run(server: &MockServer, messages: &[AgentMessage]) -> Vec<AssistantMes
     run_with(&client(), &model(server.base_url()), messages, &[], &options()).await
 }
 
-fn final_message(events: &[AssistantMessageEvent]) -> &AssistantMessage {
-    match events.last().expect("no events") {
-        AssistantMessageEvent::Done { message, .. } => message,
-        AssistantMessageEvent::Error { error, .. } => error,
-        other => panic!("stream ended with {}", other.kind()),
-    }
-}
-
-fn kinds(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-    events.iter().map(AssistantMessageEvent::kind).collect()
-}
-
-fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap()
-}
-
-fn assert_no_key(events: &[AssistantMessageEvent]) {
-    for event in events {
-        assert!(
-            !serde_json::to_string(event).unwrap().contains(KEY),
-            "key leaked in {event:?}"
-        );
-    }
-}
-
 // ---- tests --------------------------------------------------------------------------------
 
 #[tokio::test]
 async fn plain_text() {
-    let server = MockServer::start(vec![reply(&text_response("msg_01", &["Hel", "lo!"]))]).await;
+    let server = MockServer::start(vec![text_reply("msg_01", &["Hel", "lo!"])]).await;
     let events = run(&server, &[AgentMessage::user("Say hello")]).await;
 
     assert_eq!(
@@ -243,7 +92,7 @@ async fn plain_text() {
     assert_eq!(requests.len(), 1);
     let request = &requests[0];
     assert_eq!(request.line, "POST /v1/messages");
-    assert_eq!(request.header("x-api-key"), Some(KEY));
+    assert_eq!(request.header("x-api-key"), Some(API_KEY));
     assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(request.header("accept"), Some("text/event-stream"));
     let content_types: Vec<_> = request.headers.iter().filter(|(n, _)| n == "content-type").collect();
@@ -259,7 +108,7 @@ async fn plain_text() {
 
 #[tokio::test]
 async fn base_url_ending_in_v1_is_not_doubled_and_headers_merge() {
-    let server = MockServer::start(vec![reply(&text_response("msg_02", &["ok"]))]).await;
+    let server = MockServer::start(vec![text_reply("msg_02", &["ok"])]).await;
     let mut model = model(server.url("/v1/"));
     model.headers = Some(BTreeMap::from([
         ("x-model-header".to_owned(), "m".to_owned()),
@@ -294,7 +143,7 @@ async fn several_tool_calls_keep_order_ids_and_parse_progressively() {
     ));
     chunks.extend(tool_block(2, "toolu_B", "read", &[r#"{"path": "Cargo.toml"}"#]));
     chunks.extend(message_end("tool_use", 40));
-    let server = MockServer::start(vec![reply(&chunks)]).await;
+    let server = MockServer::start(vec![Reply::events(&chunks)]).await;
     let tools = [path_tool("read")];
     let events = run_with(
         &client(),
@@ -371,7 +220,7 @@ async fn thinking_and_redacted_thinking_round_trip() {
     chunks.push(block_stop(1));
     chunks.extend(text_block(2, &["4"]));
     chunks.extend(message_end("end_turn", 30));
-    let server = MockServer::start(vec![reply(&chunks), reply(&text_response("msg_next", &["ok"]))]).await;
+    let server = MockServer::start(vec![Reply::events(&chunks), text_reply("msg_next", &["ok"])]).await;
     let model = model(server.base_url());
     let mut options = options();
     options.reasoning = Some(ThinkingLevel::Medium);
@@ -436,7 +285,7 @@ async fn usage_and_cost_from_the_model_prices() {
     let mut chunks = vec![message_start("msg_usage", usage)];
     chunks.extend(text_block(0, &["counted"]));
     chunks.extend(message_end("end_turn", 300));
-    let server = MockServer::start(vec![reply(&chunks)]).await;
+    let server = MockServer::start(vec![Reply::events(&chunks)]).await;
     let events = run(&server, &[AgentMessage::user("count")]).await;
 
     let usage = final_message(&events).usage;
@@ -466,7 +315,7 @@ async fn usage_and_cost_from_the_model_prices() {
 async fn rate_limit_with_retry_after_zero_then_success() {
     let server = MockServer::start(vec![
         Reply::json(429, &error_body("rate_limit_error", "slow down")).header("retry-after", "0"),
-        reply(&text_response("msg_retry", &["after the wait"])),
+        text_reply("msg_retry", &["after the wait"]),
     ])
     .await;
     // A long base delay: only an honoured `retry-after: 0` finishes quickly.
@@ -488,7 +337,7 @@ async fn rate_limit_with_retry_after_zero_then_success() {
 async fn overloaded_529_is_retried() {
     let server = MockServer::start(vec![
         Reply::json(529, &error_body("overloaded_error", "Overloaded")),
-        reply(&text_response("msg_529", &["fine now"])),
+        text_reply("msg_529", &["fine now"]),
     ])
     .await;
     let events = run(&server, &[AgentMessage::user("hi")]).await;
@@ -526,7 +375,7 @@ async fn malformed_sse_is_an_error_not_a_panic() {
         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"text\n\n".into(),
     );
     chunks.extend(message_end("end_turn", 5));
-    let server = MockServer::start(vec![reply(&chunks)]).await;
+    let server = MockServer::start(vec![Reply::events(&chunks)]).await;
     let events = run(&server, &[AgentMessage::user("hi")]).await;
     let message = final_message(&events);
     assert_eq!(message.stop_reason, StopReason::Error);
@@ -539,11 +388,11 @@ async fn malformed_sse_is_an_error_not_a_panic() {
 async fn error_event_mid_stream() {
     let mut chunks = vec![message_start("msg_err", small_usage())];
     chunks.extend(text_block(0, &["partial"]));
-    chunks.push(sse(
+    chunks.push(event(
         "error",
         json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
     ));
-    let server = MockServer::start(vec![reply(&chunks)]).await;
+    let server = MockServer::start(vec![Reply::events(&chunks)]).await;
     let events = run(&server, &[AgentMessage::user("hi")]).await;
     let message = final_message(&events);
     assert_eq!(message.stop_reason, StopReason::Error);
@@ -556,7 +405,7 @@ async fn stream_cut_before_message_stop_is_an_error() {
     let mut chunks = vec![message_start("msg_cut", small_usage())];
     chunks.push(block_start(0, json!({"type": "text", "text": ""})));
     chunks.push(block_delta(0, json!({"type": "text_delta", "text": "half"})));
-    let server = MockServer::start(vec![reply(&chunks)]).await;
+    let server = MockServer::start(vec![Reply::events(&chunks)]).await;
     let events = run(&server, &[AgentMessage::user("hi")]).await;
     let message = final_message(&events);
     assert_eq!(message.stop_reason, StopReason::Error);
@@ -574,7 +423,7 @@ async fn abort_mid_stream() {
     let mut chunks = vec![first, block_delta(0, json!({"type": "text_delta", "text": "lo"}))];
     chunks.push(block_stop(0));
     chunks.extend(message_end("end_turn", 5));
-    let server = MockServer::start(vec![reply(&chunks).paced(Duration::from_secs(5))]).await;
+    let server = MockServer::start(vec![Reply::events(&chunks).paced(Duration::from_secs(5))]).await;
 
     let options = options();
     let messages = [AgentMessage::user("hi")];
@@ -606,8 +455,8 @@ async fn abort_mid_stream() {
 
 #[tokio::test]
 async fn forced_tool_choice() {
-    let server = MockServer::start(vec![reply(&text_response("msg_force", &["ok"]))]).await;
-    let resolve = tool(
+    let server = MockServer::start(vec![text_reply("msg_force", &["ok"])]).await;
+    let resolve = tools::unused(
         "resolve",
         "Resolve the pending action",
         json!({"type": "object", "properties": {"action": {"type": "string", "enum": ["apply", "discard"]}},
@@ -635,33 +484,12 @@ async fn forced_tool_choice() {
 }
 
 fn assistant(content: Vec<ContentBlock>, stop_reason: StopReason) -> AgentMessage {
-    AgentMessage::Assistant(AssistantMessage {
-        content,
-        api: "anthropic-messages".into(),
-        provider: "anthropic".into(),
-        model: "claude-test-1".into(),
-        stop_reason,
-        timestamp: 1,
-        ..Default::default()
-    })
-}
-
-fn tool_result(id: &str, name: &str, content: Vec<ContentBlock>, is_error: bool) -> AgentMessage {
-    AgentMessage::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: name.into(),
-        content,
-        details: Some(json!({"never": "sent"})),
-        usage: None,
-        added_tool_names: None,
-        is_error,
-        timestamp: 2,
-    })
+    messages::assistant(&model(String::new()), content, stop_reason)
 }
 
 #[tokio::test]
 async fn conversation_request_body() {
-    let server = MockServer::start(vec![reply(&text_response("msg_conv", &["done"]))]).await;
+    let server = MockServer::start(vec![text_reply("msg_conv", &["done"])]).await;
     let messages = vec![
         AgentMessage::User(UserMessage {
             content: UserContent::Text("List the files.".into()),
@@ -687,8 +515,8 @@ async fn conversation_request_body() {
             ],
             StopReason::ToolUse,
         ),
-        tool_result("toolu_01", "read", vec![ContentBlock::text("fn main() {}")], false),
-        tool_result(
+        messages::tool_result("toolu_01", "read", vec![ContentBlock::text("fn main() {}")], false),
+        messages::tool_result(
             "toolu_02",
             "screenshot",
             vec![
@@ -711,7 +539,7 @@ async fn conversation_request_body() {
             .unwrap()
             .clone()
         }),
-        tool_result("toolu_err", "read", vec![ContentBlock::text("stale")], false),
+        messages::tool_result("toolu_err", "read", vec![ContentBlock::text("stale")], false),
         // An orphaned call gets a synthetic error result.
         assistant(
             vec![ContentBlock::ToolCall(ToolCall::new(
@@ -726,7 +554,7 @@ async fn conversation_request_body() {
     let tools = [
         path_tool("read"),
         path_tool("screenshot"),
-        tool(
+        tools::unused(
             "bash",
             "Run a command",
             json!({"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
@@ -748,7 +576,7 @@ async fn conversation_request_body() {
 
 #[tokio::test]
 async fn api_key_never_appears_in_errors_or_snapshots() {
-    let echo = error_body("authentication_error", &format!("invalid x-api-key: {KEY}"));
+    let echo = error_body("authentication_error", &format!("invalid x-api-key: {API_KEY}"));
     let server = MockServer::start(vec![Reply::json(401, &echo)]).await;
     let events = run(&server, &[AgentMessage::user("hi")]).await;
     let message = final_message(&events);
@@ -765,7 +593,7 @@ async fn api_key_never_appears_in_errors_or_snapshots() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if name.starts_with("anthropic__") {
             let text = std::fs::read_to_string(&path).unwrap();
-            assert!(!text.contains(KEY), "key in {name}");
+            assert!(!text.contains(API_KEY), "key in {name}");
         }
     }
 }
@@ -776,13 +604,13 @@ async fn agent_loop_runs_a_tool_call_conversation() {
     first.extend(text_block(0, &["Greeting now."]));
     first.extend(tool_block(1, "toolu_greet", "greet", &[r#"{"name":"#, r#" "pi"}"#]));
     first.extend(message_end("tool_use", 20));
-    let second = text_response("msg_turn2", &["pi has been ", "greeted."]);
-    let server = MockServer::start(vec![reply(&first), reply(&second)]).await;
+    let second = text_events("msg_turn2", &["pi has been ", "greeted."]);
+    let server = MockServer::start(vec![Reply::events(&first), Reply::events(&second)]).await;
 
     let client = client();
     let stream_fn = move |m: &Model, c: &LlmContext<'_>, o: &StreamOptions| anthropic::stream(&client, m, c, o);
     let mut config = AgentLoopConfig::new(model(server.base_url())).with_stream_fn(Arc::new(stream_fn));
-    config.api_key = Some(KEY.into());
+    config.api_key = Some(API_KEY.into());
     let greet = FnTool::new(
         "greet",
         "Greets someone",

@@ -13,9 +13,8 @@ use futures::StreamExt;
 use pi_agent_core::{AgentMessage, AssistantMessageEvent, LlmContext, Model, StopReason, StreamFn, StreamOptions};
 use pi_ai::http::{HttpClient, HttpOptions};
 use pi_ai::{ModelRegistry, Providers};
+use pi_test_support::stream::{API_KEY, assert_no_key, options};
 use pi_test_support::{MockServer, Reply};
-
-const KEY: &str = "sk-test-SECRET-123";
 
 fn client(idle: Duration) -> HttpClient {
     HttpClient::new(HttpOptions {
@@ -46,16 +45,9 @@ async fn failure(base_url: String, idle: Duration) -> String {
         messages: &messages,
         tools: &[],
     };
-    let options = StreamOptions {
-        api_key: Some(KEY.into()),
-        ..StreamOptions::default()
-    };
     let providers = Providers::new(client(idle));
-    let events: Vec<AssistantMessageEvent> = providers.stream(&model(base_url), &context, &options).collect().await;
-    for event in &events {
-        let json = serde_json::to_string(event).unwrap();
-        assert!(!json.contains(KEY), "key leaked in a {} event: {json}", event.kind());
-    }
+    let events: Vec<AssistantMessageEvent> = providers.stream(&model(base_url), &context, &options()).collect().await;
+    assert_no_key(&events);
     match events.last().unwrap() {
         AssistantMessageEvent::Error { reason, error } => {
             assert_eq!(*reason, StopReason::Error);
@@ -68,24 +60,24 @@ async fn failure(base_url: String, idle: Duration) -> String {
 #[tokio::test]
 async fn unauthorized_response_echoing_the_key() {
     let body = format!(
-        r#"{{"error":{{"message":"Incorrect API key provided: {KEY}. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#
+        r#"{{"error":{{"message":"Incorrect API key provided: {API_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#
     );
     let server = MockServer::start(vec![Reply::json(401, &body)]).await;
     let error = failure(server.url("/v1"), Duration::from_secs(2)).await;
     assert!(error.starts_with("401 status code"), "{error}");
     assert!(error.contains("Incorrect API key provided: [redacted]"), "{error}");
-    assert!(!error.contains(KEY));
+    assert!(!error.contains(API_KEY));
     // The key was sent, only as the bearer token.
     assert_eq!(
         server.requests()[0].header("authorization"),
-        Some(format!("Bearer {KEY}").as_str())
+        Some(format!("Bearer {API_KEY}").as_str())
     );
-    assert!(!server.requests()[0].body.contains(KEY));
+    assert!(!server.requests()[0].body.contains(API_KEY));
 }
 
 #[tokio::test]
 async fn server_errors_exhausting_retries() {
-    let body = format!(r#"{{"error":{{"message":"backend failed for key {KEY}"}}}}"#);
+    let body = format!(r#"{{"error":{{"message":"backend failed for key {API_KEY}"}}}}"#);
     let server = MockServer::start(vec![
         Reply::json(500, &body),
         Reply::json(500, &body),
@@ -94,13 +86,13 @@ async fn server_errors_exhausting_retries() {
     .await;
     let error = failure(server.url("/v1"), Duration::from_secs(2)).await;
     assert!(error.contains("500"), "{error}");
-    assert!(!error.contains(KEY), "{error}");
+    assert!(!error.contains(API_KEY), "{error}");
     assert_eq!(server.requests().len(), 3);
 }
 
 #[tokio::test]
 async fn malformed_stream_data() {
-    let bad = format!("data: {{\"choices\": [{{\"delta\": {{\"content\": \"{KEY}\"}}}}] BROKEN\n\n");
+    let bad = format!("data: {{\"choices\": [{{\"delta\": {{\"content\": \"{API_KEY}\"}}}}] BROKEN\n\n");
     let server = MockServer::start(vec![Reply::sse(200, &[&bad])]).await;
     let error = failure(server.url("/v1"), Duration::from_secs(2)).await;
     assert!(error.starts_with("Malformed SSE data from testai:"), "{error}");
@@ -108,7 +100,7 @@ async fn malformed_stream_data() {
 
 #[tokio::test]
 async fn error_object_in_the_stream() {
-    let chunk = format!("data: {{\"error\": {{\"message\": \"key {KEY} is disabled\", \"code\": 403}}}}\n\n");
+    let chunk = format!("data: {{\"error\": {{\"message\": \"key {API_KEY} is disabled\", \"code\": 403}}}}\n\n");
     let server = MockServer::start(vec![Reply::sse(200, &[&chunk])]).await;
     let error = failure(server.url("/v1"), Duration::from_secs(2)).await;
     assert_eq!(error, "key [redacted] is disabled (403)");
@@ -133,21 +125,21 @@ async fn refused_connection() {
     let error = failure(format!("http://127.0.0.1:{port}/v1"), Duration::from_secs(2)).await;
     assert!(!error.is_empty());
     // A key that is part of the URL (some gateways put it in the path) is redacted too.
-    let error = failure(format!("http://127.0.0.1:{port}/{KEY}/v1"), Duration::from_secs(2)).await;
+    let error = failure(format!("http://127.0.0.1:{port}/{API_KEY}/v1"), Duration::from_secs(2)).await;
     assert!(error.contains("[redacted]"), "{error}");
 }
 
 #[tokio::test]
 async fn keys_from_the_registry_are_redacted_too() {
-    let body = format!(r#"{{"error":{{"message":"bad key {KEY}"}}}}"#);
+    let body = format!(r#"{{"error":{{"message":"bad key {API_KEY}"}}}}"#);
     let server = MockServer::start(vec![Reply::json(403, &body)]).await;
     let json = format!(
-        r#"{{"providers": {{"local": {{"baseUrl": "{}", "api": "openai-completions", "apiKey": "$LOCAL_KEY", "models": [{{"id": "m"}}]}}}}}}"#,
+        r#"{{"providers": {{"local": {{"baseUrl": "{}", "api": "openai-completions", "apiKey": "$LOCAL_API_KEY", "models": [{{"id": "m"}}]}}}}}}"#,
         server.url("/v1")
     );
     let registry = ModelRegistry::from_json(&json, "models.json")
         .unwrap()
-        .with_env(|name| (name == "LOCAL_KEY").then(|| KEY.to_owned()));
+        .with_env(|name| (name == "LOCAL_API_KEY").then(|| API_KEY.to_owned()));
     let model = registry.find("local", "m").unwrap().clone();
     let providers = Providers::new(client(Duration::from_secs(2))).with_registry(Arc::new(registry));
     let messages = [AgentMessage::user("x")];
@@ -162,7 +154,7 @@ async fn keys_from_the_registry_are_redacted_too() {
         .await;
     let json = serde_json::to_string(events.last().unwrap()).unwrap();
     assert!(json.contains("403"), "{json}");
-    assert!(!json.contains(KEY), "{json}");
+    assert!(!json.contains(API_KEY), "{json}");
 }
 
 #[test]
@@ -176,7 +168,7 @@ fn no_snapshot_contains_a_test_key() {
     for entry in entries {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(!text.contains(KEY), "{} contains the test key", path.display());
+        assert!(!text.contains(API_KEY), "{} contains the test key", path.display());
         assert!(
             !text.contains("SECRET"),
             "{} contains a secret-looking test key",

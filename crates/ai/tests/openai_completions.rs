@@ -10,17 +10,19 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use pi_agent_core::{
-    AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, AssistantMessage, AssistantMessageEvent,
-    ContentBlock, FnTool, LlmContext, Model, ModelCost, StopReason, StreamFn, StreamOptions, ThinkingContent,
-    ThinkingLevel, ToolCall, ToolChoice, ToolResult, ToolResultMessage, UserContent, UserMessage, run_agent_loop,
+    AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, AssistantMessageEvent, ContentBlock,
+    LlmContext, Model, ModelCost, StopReason, StreamFn, StreamOptions, ThinkingContent, ThinkingLevel, ToolCall,
+    ToolChoice, UserContent, UserMessage, run_agent_loop,
 };
 use pi_ai::http::{HttpClient, HttpOptions};
 use pi_ai::{ModelRegistry, Providers};
-use pi_test_support::{MockServer, Reply};
+use pi_test_support::messages::{self, user};
+use pi_test_support::openai::{DONE, RESPONSE_ID, data, delta, finish, usage_cached};
+use pi_test_support::stream::{API_KEY, error_message, final_message, kinds, options};
+use pi_test_support::tools::{self, weather as weather_tool};
+use pi_test_support::{MockServer, Reply, pretty};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-const KEY: &str = "sk-test-SECRET-123";
 
 fn client() -> HttpClient {
     HttpClient::new(HttpOptions {
@@ -54,60 +56,6 @@ fn model(server: &MockServer) -> Model {
     }
 }
 
-fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some(KEY.into()),
-        ..StreamOptions::default()
-    }
-}
-
-fn weather_tool() -> Arc<dyn AgentTool> {
-    FnTool::new(
-        "get_weather",
-        "Current weather of a city",
-        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
-        |_id, args, _ctx| async move {
-            Ok(ToolResult::text(format!(
-                "sunny in {}",
-                args["city"].as_str().unwrap_or("?")
-            )))
-        },
-    )
-    .into_arc()
-}
-
-/// One SSE data line.
-fn data(value: Value) -> String {
-    format!("data: {value}\n\n")
-}
-
-fn chunk(delta: Value) -> String {
-    data(
-        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
-    )
-}
-
-fn finish(reason: &str) -> String {
-    data(
-        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}),
-    )
-}
-
-fn usage_chunk(prompt: u64, completion: u64, cached: u64) -> String {
-    data(
-        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                  "prompt_tokens_details": {"cached_tokens": cached}}}),
-    )
-}
-
-/// A request body as pretty JSON, for snapshots.
-fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap()
-}
-
-const DONE: &str = "data: [DONE]\n\n";
-
 async fn run(
     server: &MockServer,
     model: &Model,
@@ -126,39 +74,16 @@ async fn run(
         .await
 }
 
-fn kinds(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-    events.iter().map(AssistantMessageEvent::kind).collect()
-}
-
-fn final_message(events: &[AssistantMessageEvent]) -> &AssistantMessage {
-    match events.last().expect("no events") {
-        AssistantMessageEvent::Done { message, .. } => message,
-        AssistantMessageEvent::Error { error, .. } => error,
-        other => panic!("stream did not end with done/error: {}", other.kind()),
-    }
-}
-
-fn error_message(events: &[AssistantMessageEvent]) -> String {
-    final_message(events).error_message.clone().unwrap_or_default()
-}
-
-fn user(text: &str) -> AgentMessage {
-    AgentMessage::User(UserMessage {
-        content: UserContent::Text(text.into()),
-        timestamp: 1,
-    })
-}
-
 #[tokio::test]
 async fn plain_text_response() {
     let server = MockServer::start(vec![Reply::sse(
         200,
         &[
-            &chunk(json!({"role": "assistant", "content": ""})),
-            &chunk(json!({"content": "Hello"})),
-            &chunk(json!({"content": ", world"})),
+            &delta(json!({"role": "assistant", "content": ""})),
+            &delta(json!({"content": "Hello"})),
+            &delta(json!({"content": ", world"})),
             &finish("stop"),
-            &usage_chunk(12, 3, 0),
+            &usage_cached(12, 3, 0),
             DONE,
         ],
     )])
@@ -171,7 +96,7 @@ async fn plain_text_response() {
     let message = final_message(&events);
     assert_eq!(message.text(), "Hello, world");
     assert_eq!(message.stop_reason, StopReason::Stop);
-    assert_eq!(message.response_id.as_deref(), Some("chatcmpl-1"));
+    assert_eq!(message.response_id.as_deref(), Some(RESPONSE_ID));
     assert_eq!(message.api, "openai-completions");
     assert_eq!(message.provider, "testai");
     assert_eq!(message.model, "gpt-test");
@@ -182,7 +107,10 @@ async fn plain_text_response() {
 
     let request = &server.requests()[0];
     assert_eq!(request.line, "POST /v1/chat/completions");
-    assert_eq!(request.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("Bearer {API_KEY}").as_str())
+    );
     assert_eq!(request.header("content-type"), Some("application/json"));
     insta::assert_snapshot!("plain_text_request", pretty(&request.json()));
 }
@@ -200,12 +128,12 @@ async fn several_tool_calls_keep_order_and_ids() {
             fragment["id"] = json!(id);
             fragment["type"] = json!("function");
         }
-        chunk(json!({"tool_calls": [fragment]}))
+        delta(json!({"tool_calls": [fragment]}))
     };
     let server = MockServer::start(vec![Reply::sse(
         200,
         &[
-            &chunk(json!({"role": "assistant", "content": "Checking both."})),
+            &delta(json!({"role": "assistant", "content": "Checking both."})),
             &call(0, Some("call_paris"), Some("get_weather"), ""),
             &call(0, None, None, "{\"ci"),
             &call(1, Some("call_rome"), Some("get_weather"), "{\"city\":"),
@@ -289,10 +217,10 @@ async fn calls_numbered_zero_with_new_ids_are_separate_calls() {
     let server = MockServer::start(vec![Reply::sse(
         200,
         &[
-            &chunk(
+            &delta(
                 json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "get_weather", "arguments": "{\"city\":\"A\"}"}}]}),
             ),
-            &chunk(
+            &delta(
                 json!({"tool_calls": [{"index": 0, "id": "b", "function": {"name": "get_weather", "arguments": "{\"city\":\"B\"}"}}]}),
             ),
             &finish("tool_calls"),
@@ -312,9 +240,9 @@ async fn thinking_then_text_with_developer_role_and_effort() {
     let server = MockServer::start(vec![Reply::sse(
         200,
         &[
-            &chunk(json!({"role": "assistant", "content": null, "reasoning_content": "Let me"})),
-            &chunk(json!({"reasoning_content": " think."})),
-            &chunk(json!({"content": "Answer."})),
+            &delta(json!({"role": "assistant", "content": null, "reasoning_content": "Let me"})),
+            &delta(json!({"reasoning_content": " think."})),
+            &delta(json!({"content": "Answer."})),
             &finish("stop"),
             DONE,
         ],
@@ -361,8 +289,8 @@ async fn reasoning_field_and_compat_switches() {
     let server = MockServer::start(vec![Reply::sse(
         200,
         &[
-            &chunk(json!({"reasoning": "hmm"})),
-            &chunk(json!({"content": "ok"})),
+            &delta(json!({"reasoning": "hmm"})),
+            &delta(json!({"content": "ok"})),
             &finish("stop"),
             DONE,
         ],
@@ -403,9 +331,9 @@ async fn usage_and_cost() {
     let server = MockServer::start(vec![Reply::sse(
         200,
         &[
-            &chunk(json!({"content": "hi"})),
+            &delta(json!({"content": "hi"})),
             &finish("stop"),
-            &usage_chunk(1_000_000, 500_000, 400_000),
+            &usage_cached(1_000_000, 500_000, 400_000),
             DONE,
         ],
     )])
@@ -432,7 +360,7 @@ async fn rate_limited_then_success() {
             r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}"#,
         )
         .header("retry-after", "0"),
-        Reply::sse(200, &[&chunk(json!({"content": "after retry"})), &finish("stop"), DONE]),
+        Reply::sse(200, &[&delta(json!({"content": "after retry"})), &finish("stop"), DONE]),
     ])
     .await;
     let events = run(&server, &model(&server), &[user("x")], &[], &options()).await;
@@ -480,7 +408,7 @@ async fn malformed_sse_data_is_a_clear_error() {
     let server = MockServer::start(vec![Reply::sse(
         200,
         &[
-            &chunk(json!({"content": "partial"})),
+            &delta(json!({"content": "partial"})),
             "data: {\"choices\": [oops\n\n",
             DONE,
         ],
@@ -501,8 +429,8 @@ async fn error_object_in_stream() {
     let server = MockServer::start(vec![Reply::sse(
         200,
         &[
-            &chunk(json!({"content": "Hel"})),
-            &data(json!({"error": {"message": "Provider returned error", "code": 502}})),
+            &delta(json!({"content": "Hel"})),
+            &data(&json!({"error": {"message": "Provider returned error", "code": 502}})),
         ],
     )])
     .await;
@@ -514,12 +442,12 @@ async fn error_object_in_stream() {
 #[tokio::test]
 async fn finish_reasons() {
     let server = MockServer::start(vec![
-        Reply::sse(200, &[&chunk(json!({"content": "cut"})), &finish("length"), DONE]),
-        Reply::sse(200, &[&chunk(json!({"content": "bad"})), &finish("content_filter"), DONE]),
+        Reply::sse(200, &[&delta(json!({"content": "cut"})), &finish("length"), DONE]),
+        Reply::sse(200, &[&delta(json!({"content": "bad"})), &finish("content_filter"), DONE]),
         Reply::sse(
             200,
             &[
-                &chunk(json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "get_weather", "arguments": "{\"city\": \"Par"}}]})),
+                &delta(json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "get_weather", "arguments": "{\"city\": \"Par"}}]})),
                 &finish("length"),
                 DONE,
             ],
@@ -548,9 +476,9 @@ async fn finish_reasons() {
 async fn stream_end_without_done() {
     let server = MockServer::start(vec![
         // A finish_reason but no [DONE]: complete.
-        Reply::sse(200, &[&chunk(json!({"content": "fine"})), &finish("stop")]),
+        Reply::sse(200, &[&delta(json!({"content": "fine"})), &finish("stop")]),
         // Neither: cut off.
-        Reply::sse(200, &[&chunk(json!({"content": "cut"}))]),
+        Reply::sse(200, &[&delta(json!({"content": "cut"}))]),
     ])
     .await;
     let model = model(&server);
@@ -567,7 +495,7 @@ async fn stream_end_without_done() {
 #[tokio::test]
 async fn abort_mid_stream() {
     let mut chunks: Vec<String> = (0..50)
-        .map(|i| chunk(json!({"content": format!("word{i} ")})))
+        .map(|i| delta(json!({"content": format!("word{i} ")})))
         .collect();
     chunks.push(finish("stop"));
     chunks.push(DONE.to_owned());
@@ -606,7 +534,7 @@ async fn abort_mid_stream() {
 
 #[tokio::test]
 async fn forced_tool_choice() {
-    let reply = || Reply::sse(200, &[&chunk(json!({"content": "ok"})), &finish("stop"), DONE]);
+    let reply = || Reply::sse(200, &[&delta(json!({"content": "ok"})), &finish("stop"), DONE]);
     let server = MockServer::start(vec![reply(), reply(), reply()]).await;
     let model = model(&server);
     let tools = [weather_tool()];
@@ -631,33 +559,12 @@ async fn forced_tool_choice() {
 async fn history_conversion() {
     let server = MockServer::start(vec![Reply::sse(
         200,
-        &[&chunk(json!({"content": "ok"})), &finish("stop"), DONE],
+        &[&delta(json!({"content": "ok"})), &finish("stop"), DONE],
     )])
     .await;
     let model = model(&server);
-    let assistant = |content: Vec<ContentBlock>, stop_reason: StopReason| {
-        AgentMessage::Assistant(AssistantMessage {
-            content,
-            stop_reason,
-            api: "openai-completions".into(),
-            provider: "testai".into(),
-            model: "gpt-test".into(),
-            timestamp: 2,
-            ..AssistantMessage::default()
-        })
-    };
-    let result = |id: &str, content: Vec<ContentBlock>, is_error: bool| {
-        AgentMessage::ToolResult(ToolResultMessage {
-            tool_call_id: id.into(),
-            tool_name: "get_weather".into(),
-            content,
-            details: Some(json!({"never": "sent"})),
-            usage: None,
-            added_tool_names: None,
-            is_error,
-            timestamp: 3,
-        })
-    };
+    let assistant = |content, stop_reason| messages::assistant(&model, content, stop_reason);
+    let result = |id: &str, content, is_error| messages::tool_result(id, "get_weather", content, is_error);
     let messages = vec![
         AgentMessage::User(UserMessage {
             content: UserContent::Blocks(vec![
@@ -722,7 +629,7 @@ async fn history_conversion() {
 async fn text_only_models_get_no_images_and_headers_merge() {
     let server = MockServer::start(vec![Reply::sse(
         200,
-        &[&chunk(json!({"content": "ok"})), &finish("stop"), DONE],
+        &[&delta(json!({"content": "ok"})), &finish("stop"), DONE],
     )])
     .await;
     let mut model = model(&server);
@@ -758,7 +665,7 @@ async fn text_only_models_get_no_images_and_headers_merge() {
 async fn dispatcher_errors_and_local_servers() {
     let server = MockServer::start(vec![Reply::sse(
         200,
-        &[&chunk(json!({"content": "local"})), &finish("stop"), DONE],
+        &[&delta(json!({"content": "local"})), &finish("stop"), DONE],
     )])
     .await;
     let providers = Providers::new(client()).with_registry(Arc::new(ModelRegistry::builtin().with_env(|_| None)));
@@ -807,18 +714,18 @@ async fn dispatcher_errors_and_local_servers() {
 async fn registry_keys_and_headers_reach_the_request() {
     let server = MockServer::start(vec![Reply::sse(
         200,
-        &[&chunk(json!({"content": "ok"})), &finish("stop"), DONE],
+        &[&delta(json!({"content": "ok"})), &finish("stop"), DONE],
     )])
     .await;
     let json = format!(
-        r#"{{"providers": {{"local": {{"baseUrl": "{}", "api": "openai-completions", "apiKey": "$LOCAL_KEY",
+        r#"{{"providers": {{"local": {{"baseUrl": "{}", "api": "openai-completions", "apiKey": "$LOCAL_API_KEY",
             "headers": {{"x-team": "${{TEAM}}"}}, "models": [{{"id": "m1"}}]}}}}}}"#,
         server.url("/v1")
     );
     let registry = ModelRegistry::from_json(&json, "models.json")
         .unwrap()
         .with_env(|name| match name {
-            "LOCAL_KEY" => Some(KEY.to_owned()),
+            "LOCAL_API_KEY" => Some(API_KEY.to_owned()),
             "TEAM" => Some("blue".to_owned()),
             _ => None,
         });
@@ -836,7 +743,10 @@ async fn registry_keys_and_headers_reach_the_request() {
         .await;
     assert_eq!(final_message(&events).text(), "ok");
     let request = &server.requests()[0];
-    assert_eq!(request.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("Bearer {API_KEY}").as_str())
+    );
     assert_eq!(request.header("x-team"), Some("blue"));
 }
 
@@ -848,45 +758,31 @@ async fn two_turn_tool_conversation_through_the_agent_loop() {
         Reply::sse(
             200,
             &[
-                &chunk(json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_note", "type": "function", "function": {"name": "read_note", "arguments": ""}}]})),
-                &chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"name\": "}}]})),
-                &chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"todo\"}"}}]})),
+                &delta(json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_note", "type": "function", "function": {"name": "read_note", "arguments": ""}}]})),
+                &delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"name\": "}}]})),
+                &delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"todo\"}"}}]})),
                 &finish("tool_calls"),
-                &usage_chunk(50, 10, 0),
+                &usage_cached(50, 10, 0),
                 DONE,
             ],
         ),
         Reply::sse(
             200,
             &[
-                &chunk(json!({"role": "assistant", "content": "The note says: "})),
-                &chunk(json!({"content": "buy milk."})),
+                &delta(json!({"role": "assistant", "content": "The note says: "})),
+                &delta(json!({"content": "buy milk."})),
                 &finish("stop"),
-                &usage_chunk(80, 6, 40),
+                &usage_cached(80, 6, 40),
                 DONE,
             ],
         ),
     ])
     .await;
     let calls = Arc::new(AtomicUsize::new(0));
-    let seen = calls.clone();
-    let read_note = FnTool::new(
-        "read_note",
-        "Reads a note by name",
-        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
-        move |_id, args, _ctx| {
-            let seen = seen.clone();
-            async move {
-                seen.fetch_add(1, Ordering::SeqCst);
-                assert_eq!(args["name"], "todo");
-                Ok(ToolResult::text("buy milk"))
-            }
-        },
-    )
-    .into_arc();
+    let read_note = tools::read_note(calls.clone());
     let providers: Arc<dyn StreamFn> = Arc::new(Providers::new(client()));
     let mut config = AgentLoopConfig::new(model(&server)).with_stream_fn(providers);
-    config.api_key = Some(KEY.into());
+    config.api_key = Some(API_KEY.into());
     let context = AgentContext {
         system_prompt: "You read notes.".into(),
         messages: Vec::new(),

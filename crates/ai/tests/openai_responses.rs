@@ -12,16 +12,21 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use pi_agent_core::{
     AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, AssistantMessage, AssistantMessageEvent,
-    ContentBlock, FnTool, LlmContext, Model, ModelCost, StopReason, StreamFn, StreamOptions, TextContent,
-    ThinkingContent, ThinkingLevel, ToolCall, ToolChoice, ToolResult, ToolResultMessage, UserContent, UserMessage,
-    run_agent_loop,
+    ContentBlock, FnTool, LlmContext, Model, StopReason, StreamFn, StreamOptions, TextContent, ThinkingContent,
+    ThinkingLevel, ToolCall, ToolChoice, ToolResult, UserContent, UserMessage, run_agent_loop,
 };
 use pi_ai::http::{HttpClient, HttpOptions};
-use pi_test_support::{MockServer, Reply};
+use pi_test_support::messages::user;
+use pi_test_support::openai_responses::{
+    args_delta, args_done, call_added, call_done, completed, created, event, message, message_added, message_done,
+    reasoning_added, reasoning_done, summary_delta, summary_part_added, summary_part_done, text as text_reply,
+    text_delta,
+};
+use pi_test_support::stream::{API_KEY, assert_no_key, error_message, final_message, kinds, options};
+use pi_test_support::tools::{self, weather as weather_tool};
+use pi_test_support::{MockServer, Reply, messages, pretty};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-const KEY: &str = "sk-test-SECRET-123";
 
 fn client() -> HttpClient {
     HttpClient::new(HttpOptions {
@@ -34,172 +39,7 @@ fn client() -> HttpClient {
 }
 
 fn model(server: &MockServer) -> Model {
-    Model {
-        id: "gpt-test".into(),
-        name: "GPT Test".into(),
-        api: "openai-responses".into(),
-        provider: "openai".into(),
-        base_url: server.url("/v1"),
-        reasoning: false,
-        input: vec!["text".into(), "image".into()],
-        cost: ModelCost {
-            input: 2.0,
-            output: 8.0,
-            cache_read: 0.5,
-            cache_write: 0.0,
-        },
-        context_window: 400_000,
-        max_tokens: 128_000,
-        headers: None,
-        compat: None,
-    }
-}
-
-fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some(KEY.into()),
-        ..StreamOptions::default()
-    }
-}
-
-fn weather_tool() -> Arc<dyn AgentTool> {
-    FnTool::new(
-        "get_weather",
-        "Current weather of a city",
-        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
-        |_id, args, _ctx| async move {
-            Ok(ToolResult::text(format!(
-                "sunny in {}",
-                args["city"].as_str().unwrap_or("?")
-            )))
-        },
-    )
-    .into_arc()
-}
-
-// ---- Wire transcript helpers: one SSE event per server event, `event:` = the `type`. ----
-
-fn ev(value: Value) -> String {
-    format!("event: {}\ndata: {value}\n\n", value["type"].as_str().unwrap())
-}
-
-fn created(id: &str) -> String {
-    ev(json!({"type": "response.created", "sequence_number": 0,
-        "response": {"id": id, "object": "response", "status": "in_progress", "model": "gpt-test", "output": [], "usage": null}}))
-}
-
-fn message_added(index: u64, id: &str) -> String {
-    ev(json!({"type": "response.output_item.added", "output_index": index,
-        "item": {"id": id, "type": "message", "status": "in_progress", "role": "assistant", "content": []}}))
-}
-
-fn part_added(index: u64, id: &str) -> String {
-    ev(
-        json!({"type": "response.content_part.added", "item_id": id, "output_index": index, "content_index": 0,
-        "part": {"type": "output_text", "text": "", "annotations": []}}),
-    )
-}
-
-fn text_delta(index: u64, id: &str, delta: &str) -> String {
-    ev(
-        json!({"type": "response.output_text.delta", "item_id": id, "output_index": index, "content_index": 0, "delta": delta}),
-    )
-}
-
-fn message_done(index: u64, id: &str, text: &str) -> String {
-    ev(json!({"type": "response.output_item.done", "output_index": index,
-        "item": {"id": id, "type": "message", "status": "completed", "role": "assistant",
-                 "content": [{"type": "output_text", "text": text, "annotations": []}]}}))
-}
-
-/// A whole text message: added, part, deltas, done.
-fn message(index: u64, id: &str, deltas: &[&str]) -> Vec<String> {
-    let mut events = vec![message_added(index, id), part_added(index, id)];
-    events.extend(deltas.iter().map(|d| text_delta(index, id, d)));
-    events.push(message_done(index, id, &deltas.concat()));
-    events
-}
-
-fn call_added(index: u64, id: &str, call_id: &str, name: &str) -> String {
-    ev(json!({"type": "response.output_item.added", "output_index": index,
-        "item": {"id": id, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call_id, "name": name}}))
-}
-
-fn args_delta(index: u64, id: &str, delta: &str) -> String {
-    ev(json!({"type": "response.function_call_arguments.delta", "item_id": id, "output_index": index, "delta": delta}))
-}
-
-fn args_done(index: u64, id: &str, arguments: &str) -> String {
-    ev(
-        json!({"type": "response.function_call_arguments.done", "item_id": id, "output_index": index, "arguments": arguments}),
-    )
-}
-
-fn call_done(index: u64, id: &str, call_id: &str, name: &str, arguments: &str) -> String {
-    ev(json!({"type": "response.output_item.done", "output_index": index,
-        "item": {"id": id, "type": "function_call", "status": "completed", "arguments": arguments, "call_id": call_id, "name": name}}))
-}
-
-fn reasoning_added(index: u64, id: &str) -> String {
-    ev(json!({"type": "response.output_item.added", "output_index": index,
-        "item": {"id": id, "type": "reasoning", "summary": []}}))
-}
-
-fn summary_part_added(index: u64, id: &str, part: u64) -> String {
-    ev(
-        json!({"type": "response.reasoning_summary_part.added", "item_id": id, "output_index": index,
-        "summary_index": part, "part": {"type": "summary_text", "text": ""}}),
-    )
-}
-
-fn summary_delta(index: u64, id: &str, part: u64, delta: &str) -> String {
-    ev(
-        json!({"type": "response.reasoning_summary_text.delta", "item_id": id, "output_index": index,
-        "summary_index": part, "delta": delta}),
-    )
-}
-
-fn summary_part_done(index: u64, id: &str, part: u64, text: &str) -> String {
-    ev(
-        json!({"type": "response.reasoning_summary_part.done", "item_id": id, "output_index": index,
-        "summary_index": part, "part": {"type": "summary_text", "text": text}}),
-    )
-}
-
-fn reasoning_done(index: u64, id: &str, summary: &[&str], encrypted: &str) -> String {
-    let parts: Vec<Value> = summary
-        .iter()
-        .map(|text| json!({"type": "summary_text", "text": text}))
-        .collect();
-    ev(json!({"type": "response.output_item.done", "output_index": index,
-        "item": {"id": id, "type": "reasoning", "summary": parts, "encrypted_content": encrypted}}))
-}
-
-fn completed(id: &str, input: u64, output: u64, cached: u64) -> String {
-    ev(json!({"type": "response.completed",
-        "response": {"id": id, "object": "response", "status": "completed", "model": "gpt-test", "output": [],
-                     "usage": {"input_tokens": input, "input_tokens_details": {"cached_tokens": cached},
-                               "output_tokens": output, "output_tokens_details": {"reasoning_tokens": 0},
-                               "total_tokens": input + output}}}))
-}
-
-/// A reply made of these events.
-fn reply(events: &[String]) -> Reply {
-    let chunks: Vec<&str> = events.iter().map(String::as_str).collect();
-    Reply::sse(200, &chunks)
-}
-
-/// A plain text response `text` (id `resp_1`, message `msg_1`).
-fn text_reply(text: &str) -> Reply {
-    let mut events = vec![created("resp_1")];
-    events.extend(message(0, "msg_1", &[text]));
-    events.push(completed("resp_1", 10, 2, 0));
-    reply(&events)
-}
-
-/// A request body as pretty JSON, for snapshots.
-fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap()
+    pi_test_support::openai_responses::model(server.url("/v1"))
 }
 
 async fn run(
@@ -218,52 +58,12 @@ async fn run(
         .await
 }
 
-fn kinds(events: &[AssistantMessageEvent]) -> Vec<&'static str> {
-    events.iter().map(AssistantMessageEvent::kind).collect()
-}
-
-fn final_message(events: &[AssistantMessageEvent]) -> &AssistantMessage {
-    match events.last().expect("no events") {
-        AssistantMessageEvent::Done { message, .. } => message,
-        AssistantMessageEvent::Error { error, .. } => error,
-        other => panic!("stream did not end with done/error: {}", other.kind()),
-    }
-}
-
-fn error_message(events: &[AssistantMessageEvent]) -> String {
-    final_message(events).error_message.clone().unwrap_or_default()
-}
-
-fn user(text: &str) -> AgentMessage {
-    AgentMessage::User(UserMessage {
-        content: UserContent::Text(text.into()),
-        timestamp: 1,
-    })
-}
-
 fn assistant(content: Vec<ContentBlock>, stop_reason: StopReason) -> AgentMessage {
-    AgentMessage::Assistant(AssistantMessage {
-        content,
-        stop_reason,
-        api: "openai-responses".into(),
-        provider: "openai".into(),
-        model: "gpt-test".into(),
-        timestamp: 2,
-        ..AssistantMessage::default()
-    })
+    messages::assistant(&pi_test_support::openai_responses::model(""), content, stop_reason)
 }
 
 fn tool_result(id: &str, content: Vec<ContentBlock>, is_error: bool) -> AgentMessage {
-    AgentMessage::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: "get_weather".into(),
-        content,
-        details: Some(json!({"never": "sent"})),
-        usage: None,
-        added_tool_names: None,
-        is_error,
-        timestamp: 3,
-    })
+    messages::tool_result(id, "get_weather", content, is_error)
 }
 
 #[tokio::test]
@@ -271,7 +71,7 @@ async fn plain_text_response() {
     let mut events = vec![created("resp_abc")];
     events.extend(message(0, "msg_abc", &["Hello", ", world"]));
     events.push(completed("resp_abc", 12, 3, 0));
-    let server = MockServer::start(vec![reply(&events)]).await;
+    let server = MockServer::start(vec![Reply::events(&events)]).await;
     let events = run(&model(&server), &[user("Say hello")], &[], &options()).await;
     assert_eq!(
         kinds(&events),
@@ -295,7 +95,10 @@ async fn plain_text_response() {
 
     let request = &server.requests()[0];
     assert_eq!(request.line, "POST /v1/responses");
-    assert_eq!(request.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("Bearer {API_KEY}").as_str())
+    );
     assert_eq!(request.header("content-type"), Some("application/json"));
     insta::assert_snapshot!("plain_text_request", pretty(&request.json()));
 }
@@ -320,7 +123,7 @@ async fn several_function_calls_keep_order_and_ids() {
         call_done(3, "fc_oslo", "call_oslo", "get_weather", "{\"city\": \"Oslo\"}"),
         completed("resp_2", 40, 30, 0),
     ]);
-    let server = MockServer::start(vec![reply(&events)]).await;
+    let server = MockServer::start(vec![Reply::events(&events)]).await;
     let events = run(&model(&server), &[user("Weather?")], &[weather_tool()], &options()).await;
     assert_eq!(
         kinds(&events),
@@ -395,7 +198,7 @@ async fn interleaved_items_are_told_apart_by_item_id() {
         call_done(0, "fc_a", "call_a", "get_weather", "{\"city\": \"A\"}"),
         completed("resp_3", 1, 1, 0),
     ];
-    let server = MockServer::start(vec![reply(&events)]).await;
+    let server = MockServer::start(vec![Reply::events(&events)]).await;
     let events = run(&model(&server), &[user("x")], &[weather_tool()], &options()).await;
     let message = final_message(&events);
     let calls: Vec<(&str, Value)> = message
@@ -427,7 +230,7 @@ async fn reasoning_summary_becomes_thinking_and_is_replayed() {
     ];
     events.extend(message(1, "msg_r", &["42."]));
     events.push(completed("resp_r", 20, 50, 0));
-    let server = MockServer::start(vec![reply(&events), text_reply("Sure.")]).await;
+    let server = MockServer::start(vec![Reply::events(&events), text_reply("Sure.")]).await;
     let mut model = model(&server);
     model.reasoning = true;
     let options = StreamOptions {
@@ -538,7 +341,7 @@ async fn usage_and_cost() {
     let mut events = vec![created("resp_u")];
     events.extend(message(0, "msg_u", &["hi"]));
     events.push(completed("resp_u", 1_000_000, 500_000, 400_000));
-    let server = MockServer::start(vec![reply(&events)]).await;
+    let server = MockServer::start(vec![Reply::events(&events)]).await;
     let events = run(&model(&server), &[user("x")], &[], &options()).await;
     let usage = final_message(&events).usage;
     assert_eq!(usage.input, 600_000);
@@ -597,7 +400,7 @@ async fn malformed_sse_data_is_a_clear_error() {
     events.extend([message_added(0, "msg_m"), text_delta(0, "msg_m", "partial")]);
     events.push("event: response.output_text.delta\ndata: {\"delta\": [oops\n\n".to_owned());
     events.push(completed("resp_m", 1, 1, 0));
-    let server = MockServer::start(vec![reply(&events)]).await;
+    let server = MockServer::start(vec![Reply::events(&events)]).await;
     let events = run(&model(&server), &[user("x")], &[], &options()).await;
     let message = final_message(&events);
     assert_eq!(message.stop_reason, StopReason::Error);
@@ -610,16 +413,16 @@ async fn malformed_sse_data_is_a_clear_error() {
 
 #[tokio::test]
 async fn failures_in_the_stream() {
-    let failed = ev(json!({"type": "response.failed",
+    let failed = event(json!({"type": "response.failed",
         "response": {"id": "resp_f", "status": "failed", "error": {"code": "server_error", "message": "The model crashed"}}}));
-    let error_event = ev(json!({"type": "error", "code": "invalid_prompt", "message": "Bad prompt", "param": null}));
-    let incomplete = ev(json!({"type": "response.incomplete",
+    let error_event = event(json!({"type": "error", "code": "invalid_prompt", "message": "Bad prompt", "param": null}));
+    let incomplete = event(json!({"type": "response.incomplete",
         "response": {"id": "resp_i", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"},
                      "usage": {"input_tokens": 5, "output_tokens": 7, "total_tokens": 12}}}));
     let server = MockServer::start(vec![
-        reply(&[created("resp_f"), failed]),
-        reply(&[created("resp_e"), error_event]),
-        reply(&[
+        Reply::events(&[created("resp_f"), failed]),
+        Reply::events(&[created("resp_e"), error_event]),
+        Reply::events(&[
             created("resp_i"),
             message_added(0, "msg_i"),
             text_delta(0, "msg_i", "cut"),
@@ -628,7 +431,7 @@ async fn failures_in_the_stream() {
             incomplete,
         ]),
         // Cut off: no response.completed.
-        reply(&[
+        Reply::events(&[
             created("resp_c"),
             message_added(0, "msg_c"),
             text_delta(0, "msg_c", "half"),
@@ -857,24 +660,22 @@ async fn text_only_models_get_no_images_and_headers_merge() {
 #[tokio::test]
 async fn the_key_never_appears_in_an_error() {
     let unauthorized = format!(
-        r#"{{"error":{{"message":"Incorrect API key provided: {KEY}.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#
+        r#"{{"error":{{"message":"Incorrect API key provided: {API_KEY}.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#
     );
-    let in_stream = ev(json!({"type": "error", "code": "invalid_api_key", "message": format!("key {KEY} revoked")}));
-    let malformed = format!("event: response.output_text.delta\ndata: {{\"delta\": \"{KEY}\" BROKEN\n\n");
+    let in_stream =
+        event(json!({"type": "error", "code": "invalid_api_key", "message": format!("key {API_KEY} revoked")}));
+    let malformed = format!("event: response.output_text.delta\ndata: {{\"delta\": \"{API_KEY}\" BROKEN\n\n");
     let server = MockServer::start(vec![
         Reply::json(401, &unauthorized),
-        reply(&[created("resp_k"), in_stream]),
-        reply(&[created("resp_k"), malformed]),
+        Reply::events(&[created("resp_k"), in_stream]),
+        Reply::events(&[created("resp_k"), malformed]),
     ])
     .await;
     let model = model(&server);
     let mut errors = Vec::new();
     for _ in 0..3 {
         let events = run(&model, &[user("x")], &[], &options()).await;
-        for event in &events {
-            let json = serde_json::to_string(event).unwrap();
-            assert!(!json.contains(KEY), "key leaked in a {} event: {json}", event.kind());
-        }
+        assert_no_key(&events);
         errors.push(error_message(&events));
     }
     assert!(errors[0].starts_with("401 status code"), "{}", errors[0]);
@@ -889,11 +690,14 @@ async fn the_key_never_appears_in_an_error() {
         "{}",
         errors[2]
     );
-    assert!(errors.iter().all(|error| !error.contains(KEY)));
+    assert!(errors.iter().all(|error| !error.contains(API_KEY)));
     // The key was sent only as the bearer token.
     for request in server.requests() {
-        assert_eq!(request.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
-        assert!(!request.body.contains(KEY));
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {API_KEY}").as_str())
+        );
+        assert!(!request.body.contains(API_KEY));
     }
 }
 
@@ -913,30 +717,16 @@ async fn two_turn_tool_conversation_through_the_agent_loop() {
     let mut second = vec![created("resp_t2")];
     second.extend(message(0, "msg_t2", &["The note says: ", "buy milk."]));
     second.push(completed("resp_t2", 80, 6, 40));
-    let server = MockServer::start(vec![reply(&first), reply(&second)]).await;
+    let server = MockServer::start(vec![Reply::events(&first), Reply::events(&second)]).await;
 
     let calls = Arc::new(AtomicUsize::new(0));
-    let seen = calls.clone();
-    let read_note = FnTool::new(
-        "read_note",
-        "Reads a note by name",
-        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
-        move |_id, args, _ctx| {
-            let seen = seen.clone();
-            async move {
-                seen.fetch_add(1, Ordering::SeqCst);
-                assert_eq!(args["name"], "todo");
-                Ok(ToolResult::text("buy milk"))
-            }
-        },
-    )
-    .into_arc();
+    let read_note = tools::read_note(calls.clone());
     let http = client();
     let stream_fn: Arc<dyn StreamFn> = Arc::new(move |m: &Model, c: &LlmContext<'_>, o: &StreamOptions| {
         pi_ai::openai_responses::stream(&http, m, c, o)
     });
     let mut config = AgentLoopConfig::new(model(&server)).with_stream_fn(stream_fn);
-    config.api_key = Some(KEY.into());
+    config.api_key = Some(API_KEY.into());
     let context = AgentContext {
         system_prompt: "You read notes.".into(),
         messages: Vec::new(),

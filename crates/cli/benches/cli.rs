@@ -10,19 +10,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use pi_test_support::sandbox::Sandbox;
 use pi_test_support::{MockServer, Reply, openai};
 use serde_json::json;
 
 const STARTUP_BUDGET_MS: f64 = 15.0;
 const STARTUP_BUDGET_MIB: f64 = 15.0;
 const SESSION_BUDGET_MS: f64 = 80.0;
-
-fn pi() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_pi"))
-}
 
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
@@ -34,20 +31,6 @@ fn children_peak_mib() -> f64 {
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
     // Linux reports kilobytes.
     usage.max_rss() as f64 / 1024.0
-}
-
-fn command(home: &Path, project: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(pi());
-    command
-        .args(args)
-        .current_dir(project)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
 }
 
 fn run(mut command: Command) -> Duration {
@@ -98,16 +81,12 @@ fn project(dir: &Path) -> PathBuf {
 fn main() {
     let full = std::env::args().any(|arg| arg == "--bench");
     let (version_runs, session_runs) = if full { (30, 15) } else { (1, 1) };
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(home.join(".pi/agent")).unwrap();
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
 
-    // `pi --version`: the process from exec to exit.
-    let empty = dir.path().join("empty");
-    std::fs::create_dir_all(&empty).unwrap();
+    // `pi --version`, in the sandbox's empty project: the process from exec to exit.
     let mut times = Vec::new();
     for _ in 0..version_runs {
-        times.push(run(command(&home, &empty, &["--version"])));
+        times.push(run(sandbox.command(&["--version"])));
     }
     let startup = median(times).as_secs_f64() * 1000.0;
     let startup_mib = children_peak_mib();
@@ -123,14 +102,11 @@ fn main() {
         .unwrap();
     let mut times = Vec::new();
     for run_index in 0..session_runs {
-        let project = project(&dir.path().join(format!("session-{run_index}")));
+        let project = project(&sandbox.root().join(format!("session-{run_index}")));
         let server = runtime.block_on(MockServer::start(seven_tool_session(&project)));
-        std::fs::write(
-            home.join(".pi/agent/models.json"),
-            openai::models_json(&server.url("/v1")),
-        )
-        .unwrap();
-        let command = command(&home, &project, &["-p", "--no-session", "Take notes on this project"]);
+        sandbox.use_server(&server);
+        let mut command = sandbox.command(&["-p", "--no-session", "Take notes on this project"]);
+        command.current_dir(&project);
         times.push(run(command));
         assert_eq!(server.requests().len(), 5);
     }

@@ -3,91 +3,23 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 
+use pi_test_support::sandbox::{Sandbox, text};
+use pi_test_support::session_files::{self, assistant_message, entry, header, message, user_message};
 use pi_test_support::{MockServer, Reply, openai};
 use serde_json::{Value, json};
 
-/// A home directory with `~/.pi/agent/models.json` pointing at the mock server, and a project.
-struct Sandbox {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-}
-
-impl Sandbox {
-    fn new(server: Option<&MockServer>) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        std::fs::create_dir_all(home.join(".pi/agent")).unwrap();
-        let project = dir.path().join("project");
-        std::fs::create_dir_all(&project).unwrap();
-        std::fs::write(project.join("README.md"), "# Sample\n\nA sample project.\n").unwrap();
-        let sandbox = Sandbox {
-            _dir: dir,
-            home,
-            project,
-        };
-        if let Some(server) = server {
-            sandbox.use_server(server);
-        }
-        sandbox
+/// A sandbox for the `pi` binary with a sample project (a README), its `models.json` pointing at
+/// `server` when there is one.
+fn sandbox_with(server: Option<&MockServer>) -> Sandbox {
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    std::fs::write(sandbox.project.join("README.md"), "# Sample\n\nA sample project.\n").unwrap();
+    if let Some(server) = server {
+        sandbox.use_server(server);
     }
-
-    /// Points `models.json` at `server`.
-    fn use_server(&self, server: &MockServer) {
-        std::fs::write(
-            self.agent_dir().join("models.json"),
-            openai::models_json(&server.url("/v1")),
-        )
-        .unwrap();
-    }
-
-    fn agent_dir(&self) -> PathBuf {
-        self.home.join(".pi/agent")
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
-        command
-            .args(args)
-            .current_dir(&self.project)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .stdin(Stdio::null());
-        command
-    }
-
-    /// Runs `pi` on a blocking thread (the mock server lives on the test's runtime).
-    async fn run(&self, args: &[&str]) -> Output {
-        let mut command = self.command(args);
-        tokio::task::spawn_blocking(move || command.output().unwrap())
-            .await
-            .unwrap()
-    }
-
-    async fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Output {
-        let mut command = self.command(args);
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let input = stdin.to_owned();
-        tokio::task::spawn_blocking(move || {
-            use std::io::Write;
-            let mut child = command.spawn().unwrap();
-            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-            child.wait_with_output().unwrap()
-        })
-        .await
-        .unwrap()
-    }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    sandbox
 }
 
 fn tool_session(project: &Path) -> Vec<Reply> {
@@ -107,7 +39,7 @@ fn tool_session(project: &Path) -> Vec<Reply> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn print_mode_runs_a_multi_turn_tool_session() {
-    let sandbox = Sandbox::new(None);
+    let sandbox = sandbox_with(None);
     let server = MockServer::start(tool_session(&sandbox.project)).await;
     sandbox.use_server(&server);
     let output = sandbox.run(&["-p", "Read the README and take notes"]).await;
@@ -154,7 +86,7 @@ async fn print_mode_runs_a_multi_turn_tool_session() {
 #[tokio::test(flavor = "multi_thread")]
 async fn piped_stdin_and_files_are_merged_into_the_prompt() {
     let server = MockServer::start(vec![openai::text("ok")]).await;
-    let sandbox = Sandbox::new(Some(&server));
+    let sandbox = sandbox_with(Some(&server));
     let output = sandbox
         .run_with_stdin(&["-p", "@README.md", "Review this"], "diff --git a b\n")
         .await;
@@ -175,7 +107,7 @@ async fn piped_stdin_and_files_are_merged_into_the_prompt() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_error_final_message_goes_to_stderr_with_exit_1() {
     let server = MockServer::start(vec![Reply::json(400, r#"{"error":{"message":"bad request body"}}"#)]).await;
-    let sandbox = Sandbox::new(Some(&server));
+    let sandbox = sandbox_with(Some(&server));
     let output = sandbox.run(&["-p", "hi"]).await;
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(text(&output.stdout), "");
@@ -187,7 +119,7 @@ async fn an_error_final_message_goes_to_stderr_with_exit_1() {
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_inputs_fail_with_one_clear_line() {
     let server = MockServer::start(vec![]).await;
-    let sandbox = Sandbox::new(Some(&server));
+    let sandbox = sandbox_with(Some(&server));
     let cases: [(&[&str], &str, i32); 4] = [
         (
             &["--frobnicate"],
@@ -216,8 +148,8 @@ async fn bad_inputs_fail_with_one_clear_line() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unreadable_models_json_is_one_line() {
-    let sandbox = Sandbox::new(None);
-    std::fs::write(sandbox.agent_dir().join("models.json"), "{\"providers\": {\"x\": [}}").unwrap();
+    let sandbox = sandbox_with(None);
+    sandbox.write_models_json("{\"providers\": {\"x\": [}}");
     let output = sandbox.run(&["-p", "hi"]).await;
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
@@ -227,7 +159,7 @@ async fn an_unreadable_models_json_is_one_line() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_model_pi_explains_how_to_configure_one() {
-    let sandbox = Sandbox::new(None);
+    let sandbox = sandbox_with(None);
     let output = sandbox.run(&["-p", "hi"]).await;
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
@@ -239,7 +171,7 @@ async fn without_a_model_pi_explains_how_to_configure_one() {
 #[tokio::test(flavor = "multi_thread")]
 async fn version_help_and_list_models() {
     let server = MockServer::start(vec![]).await;
-    let sandbox = Sandbox::new(Some(&server));
+    let sandbox = sandbox_with(Some(&server));
     let output = sandbox.run(&["--version"]).await;
     assert_eq!(text(&output.stdout), format!("{}\n", env!("CARGO_PKG_VERSION")));
     let output = sandbox.run(&["--help"]).await;
@@ -254,7 +186,7 @@ async fn version_help_and_list_models() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_demo_runs_offline() {
-    let sandbox = Sandbox::new(None);
+    let sandbox = sandbox_with(None);
     let output = sandbox.run(&["--demo"]).await;
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
@@ -269,25 +201,13 @@ async fn the_demo_runs_offline() {
     }
 }
 
-fn session_files(sandbox: &Sandbox) -> Vec<PathBuf> {
-    let root = sandbox.agent_dir().join("sessions");
-    let mut files = Vec::new();
-    for dir in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-        for file in std::fs::read_dir(dir.path()).into_iter().flatten().flatten() {
-            files.push(file.path());
-        }
-    }
-    files.sort();
-    files
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn sessions_are_written_and_continued() {
     let server = MockServer::start(vec![openai::text("First answer."), openai::text("Second answer.")]).await;
-    let sandbox = Sandbox::new(Some(&server));
+    let sandbox = sandbox_with(Some(&server));
     let output = sandbox.run(&["-p", "First question"]).await;
     assert!(output.status.success(), "{}", text(&output.stderr));
-    let files = session_files(&sandbox);
+    let files = sandbox.session_files();
     assert_eq!(files.len(), 1, "{files:?}");
     let dir_name = files[0]
         .parent()
@@ -297,11 +217,7 @@ async fn sessions_are_written_and_continued() {
         .to_string_lossy()
         .into_owned();
     assert!(dir_name.starts_with("--") && dir_name.ends_with("--"), "{dir_name}");
-    let lines: Vec<Value> = std::fs::read_to_string(&files[0])
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = session_files::read(&files[0]);
     assert_eq!(lines[0]["type"], "session");
     assert_eq!(lines[0]["version"], 3);
     assert_eq!(lines[1]["message"]["role"], "user");
@@ -311,7 +227,7 @@ async fn sessions_are_written_and_continued() {
     let output = sandbox.run(&["-p", "-c", "Second question"]).await;
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert_eq!(text(&output.stdout), "Second answer.\n");
-    assert_eq!(session_files(&sandbox).len(), 1, "continued in the same file");
+    assert_eq!(sandbox.session_files().len(), 1, "continued in the same file");
     let second = server.requests()[1].json();
     let contents: Vec<String> = second["messages"]
         .as_array()
@@ -327,26 +243,34 @@ async fn sessions_are_written_and_continued() {
 #[tokio::test(flavor = "multi_thread")]
 async fn no_session_writes_nothing() {
     let server = MockServer::start(vec![openai::text("ok")]).await;
-    let sandbox = Sandbox::new(Some(&server));
+    let sandbox = sandbox_with(Some(&server));
     let output = sandbox.run(&["-p", "--no-session", "hi"]).await;
     assert!(output.status.success());
-    assert!(session_files(&sandbox).is_empty());
+    assert!(sandbox.session_files().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_session_file_with_garbage_lines_loads_with_warnings() {
     let server = MockServer::start(vec![openai::text("Still here.")]).await;
-    let sandbox = Sandbox::new(Some(&server));
+    let sandbox = sandbox_with(Some(&server));
     let file = sandbox.project.join("old.jsonl");
-    let header = json!({"type": "session", "version": 3, "id": "0e7c5a52-0000-4000-8000-000000000001",
-        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": sandbox.project});
-    let user = json!({"type": "message", "id": "aaaa0001", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
-        "message": {"role": "user", "content": "Remember the word teal.", "timestamp": 1}});
-    let answer = json!({"type": "message", "id": "aaaa0002", "parentId": "aaaa0001", "timestamp": "2026-01-01T00:00:02.000Z",
-        "message": {"role": "assistant", "content": [{"type": "text", "text": "Teal it is."}], "api": "openai-completions",
-            "provider": "mock", "model": "mock-model", "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0,
-            "totalTokens": 2, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-            "stopReason": "stop", "timestamp": 2}});
+    let header = header(
+        "0e7c5a52-0000-4000-8000-000000000001",
+        "2026-01-01T00:00:00.000Z",
+        &sandbox.project,
+    );
+    let user = message(
+        "aaaa0001",
+        None,
+        "2026-01-01T00:00:01.000Z",
+        user_message("Remember the word teal.", 1),
+    );
+    let answer = message(
+        "aaaa0002",
+        Some("aaaa0001"),
+        "2026-01-01T00:00:02.000Z",
+        assistant_message("Teal it is.", "openai-completions", "mock", "mock-model", 2),
+    );
     std::fs::write(
         &file,
         format!("{header}\n{user}\nthis line is garbage\n{answer}\n{{\"type\":\"mess"),
@@ -388,7 +312,7 @@ fn normalise(value: &mut Value, project: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn json_mode_prints_the_header_then_every_event() {
-    let sandbox = Sandbox::new(None);
+    let sandbox = sandbox_with(None);
     let server = MockServer::start(vec![
         openai::tool_calls(&[("call-1", "read", json!({"path": "README.md"}))]),
         openai::text("It is a sample."),
@@ -417,7 +341,7 @@ async fn json_mode_prints_the_header_then_every_event() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pi_models_json_works_unchanged_with_provider_and_model_flags() {
     let server = MockServer::start(vec![openai::text("Hello from the local server.")]).await;
-    let sandbox = Sandbox::new(None);
+    let sandbox = sandbox_with(None);
     // A models.json as pi users write it for a local OpenAI-compatible server.
     let models = json!({
         "providers": {
@@ -429,7 +353,7 @@ async fn a_pi_models_json_works_unchanged_with_provider_and_model_flags() {
             }
         }
     });
-    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).unwrap();
+    sandbox.write_models_json(&models.to_string());
     let output = sandbox
         .run(&[
             "-p",
@@ -453,23 +377,35 @@ async fn a_pi_models_json_works_unchanged_with_provider_and_model_flags() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_thinking_flag_beats_the_level_recorded_in_a_continued_session() {
     let server = MockServer::start(vec![openai::text("Thought about it.")]).await;
-    let sandbox = Sandbox::new(None);
+    let sandbox = sandbox_with(None);
     let models = json!({"providers": {"mock": {
         "baseUrl": server.url("/v1"), "api": "openai-completions", "apiKey": "mock-key",
         "models": [{"id": "thinker", "reasoning": true}]
     }}});
-    std::fs::write(sandbox.agent_dir().join("models.json"), models.to_string()).unwrap();
+    sandbox.write_models_json(&models.to_string());
     let session = sandbox.project.join("earlier.jsonl");
     let lines = [
-        json!({"type": "session", "version": 3, "id": "5d1c2b3a-0000-4000-8000-000000000001",
-               "timestamp": "2026-11-01T10:00:00.000Z", "cwd": sandbox.project}),
-        json!({"type": "model_change", "id": "a0000001", "parentId": null,
-               "timestamp": "2026-11-01T10:00:01.000Z", "provider": "mock", "modelId": "thinker"}),
-        json!({"type": "thinking_level_change", "id": "a0000002", "parentId": "a0000001",
-               "timestamp": "2026-11-01T10:00:02.000Z", "thinkingLevel": "high"}),
+        header(
+            "5d1c2b3a-0000-4000-8000-000000000001",
+            "2026-11-01T10:00:00.000Z",
+            &sandbox.project,
+        ),
+        entry(
+            "model_change",
+            "a0000001",
+            None,
+            "2026-11-01T10:00:01.000Z",
+            json!({"provider": "mock", "modelId": "thinker"}),
+        ),
+        entry(
+            "thinking_level_change",
+            "a0000002",
+            Some("a0000001"),
+            "2026-11-01T10:00:02.000Z",
+            json!({"thinkingLevel": "high"}),
+        ),
     ];
-    let text_lines: Vec<String> = lines.iter().map(Value::to_string).collect();
-    std::fs::write(&session, text_lines.join("\n") + "\n").unwrap();
+    std::fs::write(&session, session_files::jsonl(&lines)).unwrap();
     let path = session.to_string_lossy().into_owned();
     let output = sandbox
         .run(&["-p", "--session", &path, "--thinking", "low", "Think a little"])
@@ -483,7 +419,7 @@ async fn sigterm_stops_the_run_cleanly_and_a_second_one_or_an_idle_one_exits() {
     let slow = openai::text("A slow answer that takes its time to stream, chunk after chunk after chunk.")
         .paced(std::time::Duration::from_millis(300));
     let server = MockServer::start(vec![slow]).await;
-    let sandbox = Sandbox::new(Some(&server));
+    let sandbox = sandbox_with(Some(&server));
     let mut command = sandbox.command(&["-p", "Tell me slowly"]);
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = command.spawn().unwrap();
@@ -500,7 +436,7 @@ async fn sigterm_stops_the_run_cleanly_and_a_second_one_or_an_idle_one_exits() {
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
     assert_eq!(text(&output.stderr), "Request was aborted\n");
     // The session file keeps what finished: the prompt and the aborted answer.
-    let files = session_files(&sandbox);
+    let files = sandbox.session_files();
     assert_eq!(files.len(), 1);
     let saved = std::fs::read_to_string(&files[0]).unwrap();
     assert!(
@@ -535,7 +471,7 @@ async fn sigterm_stops_the_run_cleanly_and_a_second_one_or_an_idle_one_exits() {
 #[tokio::test(flavor = "multi_thread")]
 async fn custom_tool_load_errors_are_reported_and_pi_goes_on() {
     let server = MockServer::start(vec![openai::text("Still answering.")]).await;
-    let sandbox = Sandbox::new(Some(&server));
+    let sandbox = sandbox_with(Some(&server));
     let clash = sandbox.project.join("clash");
     std::fs::create_dir_all(&clash).unwrap();
     std::fs::write(

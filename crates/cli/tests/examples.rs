@@ -22,10 +22,9 @@ mod todo;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_tool_call};
+use pi_agent_core::faux::FauxModel;
 use pi_agent_core::{AgentMessage, ToolContext, ToolExecutionMode, ToolResult};
 use pi_cli::modes::interactive::render::{RenderContext, Renderers, render_tool};
 use pi_cli::modes::interactive::transcript::ToolBlock;
@@ -37,7 +36,8 @@ use pi_coding_agent::custom_tools::{
 };
 use pi_coding_agent::session::{AgentSession, SessionOptions};
 use pi_session_store::{EntryKind, SessionManager};
-use pi_test_support::{MockServer, Reply, openai};
+use pi_test_support::sandbox::{Sandbox, output, text};
+use pi_test_support::{MockServer, Reply, openai, scripted, tools};
 use pi_tui::Theme;
 use pi_tui::testing::plain;
 use serde_json::{Value, json};
@@ -146,24 +146,18 @@ impl Buffer {
     }
 }
 
-/// Runs `pi -p <prompt>` in `project` with the example `name` in `form`, the model scripted by
-/// `replies`; `env` goes to the tool (process and TypeScript forms).
+/// Runs `pi -p <prompt>` in the sandbox's project with the example `name` in `form`, the model
+/// scripted by `replies`; `env` goes to the tool (process and TypeScript forms).
 async fn run_example(
     form: Form,
     name: &str,
     factory: NamedFactory,
-    project: &Path,
+    sandbox: &Sandbox,
     replies: Vec<Reply>,
     env: &[(&str, &str)],
 ) -> Run {
     let server = MockServer::start(replies).await;
-    let home = project.parent().unwrap().join("home");
-    std::fs::create_dir_all(home.join(".pi/agent")).unwrap();
-    std::fs::write(
-        home.join(".pi/agent/models.json"),
-        openai::models_json(&server.url("/v1")),
-    )
-    .unwrap();
+    sandbox.use_server(&server);
     let prompt = "Use the tool.";
     let (stdout, stderr, code) = match form {
         Form::Native => {
@@ -177,8 +171,8 @@ async fn run_example(
             let args = Args::parse_from_argv(["pi", "-p", "--no-session", prompt]).unwrap();
             let options = RunOptions {
                 factories: vec![factory],
-                cwd: Some(project.to_path_buf()),
-                agent_dir: Some(home.join(".pi/agent")),
+                cwd: Some(sandbox.project.clone()),
+                agent_dir: Some(sandbox.agent_dir()),
             };
             let code = run_with(args, io, options).await;
             (out.text(), err.text(), code)
@@ -188,28 +182,18 @@ async fn run_example(
                 Form::Process => examples_dir().join(name).join("tool.json"),
                 _ => examples_dir().join(name).join("index.ts"),
             };
-            let mut command = Command::new(env!("CARGO_BIN_EXE_pi"));
-            command
-                .args(["-p", "--no-session", "--tool"])
-                .arg(&entry)
-                .arg(prompt)
-                .current_dir(project)
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .env("HOME", &home)
-                .stdin(Stdio::null());
+            let mut command = sandbox.command(&["-p", "--no-session", "--tool"]);
+            command.arg(&entry).arg(prompt);
             if let Ok(node) = std::env::var("PI_NODE") {
                 command.env("PI_NODE", node);
             }
             for (key, value) in env {
                 command.env(key, value);
             }
-            let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-                .await
-                .unwrap();
+            let output = output(command).await;
             (
-                String::from_utf8_lossy(&output.stdout).into_owned(),
-                String::from_utf8_lossy(&output.stderr).into_owned(),
+                text(&output.stdout),
+                text(&output.stderr),
                 output.status.code().unwrap_or(-1),
             )
         }
@@ -240,14 +224,12 @@ async fn hello_in_every_form() {
         if skip(form).await {
             continue;
         }
-        let dir = tempfile::tempdir().unwrap();
-        let project = dir.path().join("project");
-        std::fs::create_dir_all(&project).unwrap();
+        let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
         let replies = vec![
             openai::tool_calls(&[("c1", "hello", json!({"name": "pi"}))]),
             openai::text("Greeted."),
         ];
-        let run = run_example(form, "hello", hello::factory(), &project, replies, &[]).await;
+        let run = run_example(form, "hello", hello::factory(), &sandbox, replies, &[]).await;
         assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?}");
         assert_eq!(run.stdout, "Greeted.\n", "{form:?}");
         let tools: Vec<&str> = run.requests[0]["tools"]
@@ -267,9 +249,7 @@ async fn todo_in_every_form() {
         if skip(form).await {
             continue;
         }
-        let dir = tempfile::tempdir().unwrap();
-        let project = dir.path().join("project");
-        std::fs::create_dir_all(&project).unwrap();
+        let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
         let replies = vec![
             openai::tool_calls(&[("c1", "todo", json!({"action": "add", "text": "buy milk"}))]),
             openai::tool_calls(&[("c2", "todo", json!({"action": "add", "text": "write tests"}))]),
@@ -277,7 +257,7 @@ async fn todo_in_every_form() {
             openai::tool_calls(&[("c4", "todo", json!({"action": "list"}))]),
             openai::text("Listed."),
         ];
-        let run = run_example(form, "todo", todo::factory(), &project, replies, &[]).await;
+        let run = run_example(form, "todo", todo::factory(), &sandbox, replies, &[]).await;
         assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?}");
         assert_eq!(
             tool_results(&run.requests[4]),
@@ -325,16 +305,12 @@ async fn native_todo_app(dir: &Path, faux: &FauxModel) -> (App, Arc<dyn CustomTo
     (app, tools[0].clone())
 }
 
-fn todo_call(id: &str, args: Value) -> FauxResponse {
-    faux_assistant_message(vec![faux_tool_call(id, "todo", args)]).into()
-}
-
 async fn todo_list(tool: &Arc<dyn CustomTool>) -> String {
     let result = tool
         .execute("list", json!({"action": "list"}), ToolContext::detached())
         .await
         .unwrap();
-    result.content.iter().filter_map(|b| b.as_text()).collect()
+    tools::result_text(&result)
 }
 
 /// The id of the first entry of the session file (branches left behind included) matching `find`.
@@ -355,11 +331,11 @@ async fn native_todo_rebuilds_its_list_from_the_branch_tree_navigation_moves_to(
     let faux = FauxModel::new();
     let (app, tool) = native_todo_app(dir.path(), &faux).await;
     faux.set_responses([
-        todo_call("t1", json!({"action": "add", "text": "milk"})),
-        faux_assistant_text("added").into(),
-        todo_call("t2", json!({"action": "add", "text": "eggs"})),
-        todo_call("t3", json!({"action": "toggle", "id": 1})),
-        faux_assistant_text("added").into(),
+        scripted::tool_call("t1", "todo", json!({"action": "add", "text": "milk"})),
+        scripted::text("added"),
+        scripted::tool_call("t2", "todo", json!({"action": "add", "text": "eggs"})),
+        scripted::tool_call("t3", "todo", json!({"action": "toggle", "id": 1})),
+        scripted::text("added"),
     ]);
     app.session().prompt("add milk").await.unwrap();
     app.session().prompt("add eggs, milk is done").await.unwrap();
@@ -382,8 +358,8 @@ async fn native_todo_rebuilds_its_list_from_the_branch_tree_navigation_moves_to(
     // A new branch from there, then `/tree` back onto the first branch's last result: the newest
     // result in the file (`bread`) is on the branch left behind and plays no part.
     faux.set_responses([
-        todo_call("t4", json!({"action": "add", "text": "bread"})),
-        faux_assistant_text("added").into(),
+        scripted::tool_call("t4", "todo", json!({"action": "add", "text": "bread"})),
+        scripted::text("added"),
     ]);
     app.session().prompt("add bread").await.unwrap();
     assert_eq!(todo_list(&tool).await, "[ ] #1: milk\n[ ] #2: bread");
@@ -414,9 +390,7 @@ async fn tic_tac_toe_plays_on_the_intended_cell_only_when_sequential() {
             ("sequential", "Placed O at (1, 2)."),
             ("parallel", "Placed O at (0, 0)."),
         ] {
-            let dir = tempfile::tempdir().unwrap();
-            let project = dir.path().join("project");
-            std::fs::create_dir_all(&project).unwrap();
+            let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
             let factory = tic_tac_toe::factory_with_mode(if mode == "parallel" {
                 ToolExecutionMode::Parallel
             } else {
@@ -424,7 +398,7 @@ async fn tic_tac_toe_plays_on_the_intended_cell_only_when_sequential() {
             });
             let replies = vec![three_moves_then_play(), openai::text("Played.")];
             let env = [("TIC_TAC_TOE_MODE", mode)];
-            let run = run_example(form, "tic-tac-toe", factory, &project, replies, &env).await;
+            let run = run_example(form, "tic-tac-toe", factory, &sandbox, replies, &env).await;
             assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{form:?} {mode}");
             let results = tool_results(&run.requests[1]);
             assert_eq!(results.len(), 4, "{form:?} {mode}: {results:?}");
@@ -480,10 +454,8 @@ async fn batch_rename_preview_applies_only_through_resolve_in_every_form() {
             continue;
         }
         for action in ["apply", "discard"] {
-            let dir = tempfile::tempdir().unwrap();
-            let project = dir.path().join("project");
-            std::fs::create_dir_all(&project).unwrap();
-            std::fs::write(project.join("a.txt"), "a").unwrap();
+            let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+            std::fs::write(sandbox.project.join("a.txt"), "a").unwrap();
             let replies = vec![
                 openai::tool_calls(&[(
                     "c1",
@@ -501,7 +473,7 @@ async fn batch_rename_preview_applies_only_through_resolve_in_every_form() {
                 form,
                 "batch-rename-preview",
                 batch_rename_preview::factory(),
-                &project,
+                &sandbox,
                 replies,
                 &[],
             )
@@ -513,9 +485,13 @@ async fn batch_rename_preview_applies_only_through_resolve_in_every_form() {
                 json!({"type": "function", "function": {"name": "resolve"}}),
                 "{form:?}"
             );
-            let renamed = project.join("b.txt").exists();
+            let renamed = sandbox.project.join("b.txt").exists();
             assert_eq!(renamed, action == "apply", "{form:?} {action}");
-            assert_eq!(project.join("a.txt").exists(), action == "discard", "{form:?} {action}");
+            assert_eq!(
+                sandbox.project.join("a.txt").exists(),
+                action == "discard",
+                "{form:?} {action}"
+            );
             let resolve = tool_results(&run.requests[2]);
             let expected = if action == "apply" {
                 "Applied batch rename. Reason: Checked the plan."

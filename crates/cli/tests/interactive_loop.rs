@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
@@ -15,6 +15,7 @@ use pi_cli::modes::interactive::{InteractiveOptions, Terminal, run_with_terminal
 use pi_coding_agent::app::App;
 use pi_coding_agent::session::{AgentSession, SessionOptions};
 use pi_session_store::SessionManager;
+use pi_test_support::wait::until_limit;
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -100,15 +101,8 @@ fn type_line(keys: &mpsc::UnboundedSender<Event>, text: &str) {
     keys.send(key(KeyCode::Enter)).unwrap();
 }
 
-async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !ready() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+async fn wait_for(what: &str, ready: impl FnMut() -> bool) {
+    until_limit(Duration::from_secs(20), what, ready).await;
 }
 
 fn count(rows: &[String], needle: &str) -> usize {

@@ -6,10 +6,11 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use pi_test_support::sandbox::Sandbox;
 use pi_test_support::{MockServer, openai};
 use serde_json::{Value, json};
 
@@ -17,7 +18,7 @@ use serde_json::{Value, json};
 const PATIENCE: Duration = Duration::from_secs(20);
 
 struct Rpc {
-    _dir: tempfile::TempDir,
+    _sandbox: Sandbox,
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Value>,
@@ -26,22 +27,10 @@ struct Rpc {
 
 impl Rpc {
     fn start(server: &MockServer) -> Rpc {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().join("home");
-        std::fs::create_dir_all(home.join(".pi/agent")).unwrap();
-        std::fs::write(
-            home.join(".pi/agent/models.json"),
-            openai::models_json(&server.url("/v1")),
-        )
-        .unwrap();
-        let project = dir.path().join("project");
-        std::fs::create_dir_all(&project).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pi"))
-            .args(["--mode", "rpc"])
-            .current_dir(&project)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &home)
+        let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+        sandbox.use_server(server);
+        let mut child = sandbox
+            .command(&["--mode", "rpc"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -60,7 +49,7 @@ impl Rpc {
         });
         let stdin = child.stdin.take();
         Rpc {
-            _dir: dir,
+            _sandbox: sandbox,
             child,
             stdin,
             lines,

@@ -6,8 +6,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::support::faux_session;
+
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -18,19 +19,12 @@ use pi_coding_agent::config::McpServerConfig;
 use pi_coding_agent::custom_tools::loader::load_all;
 use pi_coding_agent::custom_tools::mcp::load_server;
 use pi_coding_agent::custom_tools::{CustomTool, SessionReason, ToolApi, ToolSessionEvent};
-use pi_coding_agent::session::{AgentSession, SessionOptions};
+use pi_test_support::wait::within;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 const SERVER: &str = include_str!("mcp_support/server.py");
-
-/// Fails the test instead of hanging it.
-async fn within<T>(what: &str, future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(30), future)
-        .await
-        .unwrap_or_else(|_| panic!("{what} took more than 30 s"))
-}
 
 /// A temp dir holding the test server, and the settings entry that starts it in `mode`.
 fn server(mode: &str) -> (TempDir, McpServerConfig) {
@@ -332,10 +326,7 @@ async fn shutdown_closes_the_server_once_for_all_of_its_tools() {
 async fn a_model_calls_an_mcp_tool_through_the_session_and_reads_its_result() {
     let (dir, config) = server("normal");
     let faux = FauxModel::new();
-    let options = SessionOptions::new(dir.path(), faux.model())
-        .stream_fn(faux.stream_fn())
-        .tools(["read"]);
-    let session = AgentSession::new(options).unwrap();
+    let session = faux_session(dir.path(), &faux, &["read"]);
     let reserved: Vec<String> = session.tool_registry().iter().map(|t| t.name().to_owned()).collect();
     let reserved: Vec<&str> = reserved.iter().map(String::as_str).collect();
     let servers = BTreeMap::from([("test".to_owned(), config)]);

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::process_support;
+use crate::support::faux_session;
 
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -17,10 +18,13 @@ use pi_coding_agent::app::App;
 use pi_coding_agent::custom_tools::process::{load, load_spec};
 use pi_coding_agent::custom_tools::{PENDING_STORE_UNAVAILABLE, SessionReason, ToolApi, ToolSessionEvent};
 use pi_coding_agent::resolve::ResolveAction;
-use pi_coding_agent::session::{AgentSession, SessionOptions};
+use pi_coding_agent::session::AgentSession;
 use pi_coding_agent::ui::{NotifyKind, ToolUi};
 use pi_session_store::{EntryKind, SessionManager};
-use process_support::{ScriptedUi, Tools, context, example, load_example, probe, probe_with, script, text, until};
+use pi_test_support::scripted::{self, forced_choices};
+use pi_test_support::tools::result_text;
+use pi_test_support::wait::until;
+use process_support::{ScriptedUi, Tools, context, example, load_example, probe, probe_with, script};
 use serde_json::{Value, json};
 
 fn api(dir: &Path) -> ToolApi {
@@ -38,7 +42,7 @@ async fn the_hello_example_greets_through_the_protocol() {
     assert_eq!(hello.parameters().schema()["required"], json!(["name"]));
     assert_eq!(hello.execution_mode(), None);
     let result = tools.call("hello", json!({"name": "pi"})).await.unwrap();
-    assert_eq!(text(&result), "Hello, pi!");
+    assert_eq!(result_text(&result), "Hello, pi!");
     assert_eq!(result.details, json!({"greeted": "pi"}));
 }
 
@@ -68,12 +72,12 @@ async fn updates_stream_while_the_call_runs() {
         .execute("p1", json!({"steps": 3}), ctx)
         .await
         .unwrap();
-    assert_eq!(text(&result), "done");
+    assert_eq!(result_text(&result), "done");
     let seen: Vec<(String, Value)> = updates
         .lock()
         .unwrap()
         .iter()
-        .map(|u| (text(u), u.details.clone()))
+        .map(|u| (result_text(u), u.details.clone()))
         .collect();
     assert_eq!(
         seen,
@@ -95,8 +99,8 @@ async fn two_calls_are_in_flight_on_one_process_at_once() {
         meet.execute("m1", json!({}), context().0),
         meet.execute("m2", json!({}), context().0)
     );
-    assert_eq!(text(&a.unwrap()), "met");
-    assert_eq!(text(&b.unwrap()), "met");
+    assert_eq!(result_text(&a.unwrap()), "met");
+    assert_eq!(result_text(&b.unwrap()), "met");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -112,7 +116,7 @@ async fn an_aborted_call_returns_at_once_and_the_process_is_told() {
     assert_eq!(error.message(), "Operation aborted");
     // The process got `cancel` (its late answer "too late" was ignored) and still serves.
     let log = tools.call("log", json!({"min": 1})).await.unwrap();
-    assert_eq!(text(&log), "cancelled w1");
+    assert_eq!(result_text(&log), "cancelled w1");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -128,7 +132,7 @@ async fn an_aborted_call_kills_the_command_it_runs_through_exec() {
     cancel.cancel();
     assert_eq!(call.await.unwrap().unwrap_err().message(), "Operation aborted");
     let log = tools.call("log", json!({"min": 1})).await.unwrap();
-    assert_eq!(text(&log), "exec killed=True");
+    assert_eq!(result_text(&log), "exec killed=True");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -173,7 +177,7 @@ async fn a_call_past_the_manifest_timeout_kills_the_process() {
     let error = tools.call("hang", json!({})).await.unwrap_err();
     assert_eq!(error.message(), "Tool \"hang\" timed out after 0.5 s");
     assert_eq!(
-        text(&tools.call("echo", json!({"text": "back"})).await.unwrap()),
+        result_text(&tools.call("echo", json!({"text": "back"})).await.unwrap()),
         "back"
     );
 }
@@ -216,7 +220,7 @@ async fn a_line_that_is_not_json_kills_the_process() {
     let error = tools.call("garbage", json!({})).await.unwrap_err();
     assert_eq!(error.message(), "Tool \"garbage\" wrote invalid JSON: this is not json");
     assert_eq!(
-        text(&tools.call("echo", json!({"text": "back"})).await.unwrap()),
+        result_text(&tools.call("echo", json!({"text": "back"})).await.unwrap()),
         "back"
     );
 }
@@ -234,7 +238,7 @@ async fn errors_and_invalid_results_reach_the_model() {
         "Tool \"bad_result\" returned an invalid result: \"content\" must be an array"
     );
     let unknown = tools.call("unknown", json!({})).await.unwrap();
-    assert_eq!(text(&unknown), "-32601 Method not found: nope");
+    assert_eq!(result_text(&unknown), "-32601 Method not found: nope");
 }
 
 fn write_manifest(dir: &Path, manifest: &str) {
@@ -378,20 +382,13 @@ async fn exec_runs_in_the_session_cwd() {
 }
 
 fn session(cwd: &Path, faux: &FauxModel) -> AgentSession {
-    let options = SessionOptions::new(cwd, faux.model())
-        .stream_fn(faux.stream_fn())
-        .tools(Vec::<String>::new());
-    AgentSession::new(options).unwrap()
+    faux_session(cwd, faux, &[])
 }
 
 fn activate(session: &AgentSession, tools: &Tools) {
     let (names, errors) = session.add_custom_tools(&tools.loaded());
     assert!(errors.is_empty(), "{errors:?}");
     session.set_active_tools(names).unwrap();
-}
-
-fn forced(faux: &FauxModel) -> Vec<Option<ToolChoice>> {
-    faux.calls().into_iter().map(|c| c.tool_choice).collect()
 }
 
 fn tool_results(session: &AgentSession) -> Vec<String> {
@@ -419,7 +416,7 @@ async fn pending_actions_apply_and_discard_call_back_into_the_process() {
     let tools = probe(&session.tool_api()).await;
     // An apply that fails keeps the action; discarding it without a `reject` gets pi's text.
     assert_eq!(
-        text(&tools.call("stage", json!({"fail": true})).await.unwrap()),
+        result_text(&tools.call("stage", json!({"fail": true})).await.unwrap()),
         "staged"
     );
     let store = session.pending_actions();
@@ -429,12 +426,12 @@ async fn pending_actions_apply_and_discard_call_back_into_the_process() {
     assert_eq!(error.message(), "Disk is full.");
     assert_eq!(store.len(), 1);
     let discarded = session.resolve_pending(ResolveAction::Discard, "No.").await.unwrap();
-    assert_eq!(text(&discarded), "Discarded: Stage: probe. Reason: No.");
+    assert_eq!(result_text(&discarded), "Discarded: Stage: probe. Reason: No.");
     assert!(store.is_empty());
 
     tools.call("stage", json!({"fail": false})).await.unwrap();
     let applied = session.resolve_pending(ResolveAction::Apply, "Go.").await.unwrap();
-    assert_eq!(text(&applied), "applied: Go.");
+    assert_eq!(result_text(&applied), "applied: Go.");
     assert_eq!(applied.details["sourceResultDetails"], json!({"extra": null}));
 
     // Without a store the push fails, and so does the call.
@@ -458,11 +455,7 @@ async fn batch_rename(action: &str, reason: &str) -> (tempfile::TempDir, Vec<Str
     let root = dir.path().to_path_buf();
     let resolve = json!({"action": action, "reason": reason});
     faux.set_responses([
-        FauxResponse::from(faux_assistant_message(vec![faux_tool_call(
-            "c1",
-            "batch_rename_preview",
-            renames,
-        )])),
+        scripted::tool_call("c1", "batch_rename_preview", renames),
         FauxResponse::factory(move |_| {
             assert!(
                 root.join("a.txt").exists() && !root.join("c.txt").exists(),
@@ -470,11 +463,11 @@ async fn batch_rename(action: &str, reason: &str) -> (tempfile::TempDir, Vec<Str
             );
             faux_assistant_message(vec![faux_tool_call("c2", "resolve", resolve.clone())])
         }),
-        faux_assistant_text("done").into(),
+        scripted::text("done"),
     ]);
     session.prompt("rename a and b").await.unwrap();
     let results = tool_results(&session);
-    (dir, results, forced(&faux))
+    (dir, results, forced_choices(&faux))
 }
 
 fn files(dir: &Path) -> Vec<String> {
@@ -504,10 +497,6 @@ async fn a_discarded_batch_rename_leaves_the_files_alone() {
     );
 }
 
-fn todo(id: &str, args: Value) -> FauxResponse {
-    faux_assistant_message(vec![faux_tool_call(id, "todo", args)]).into()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_todo_example_rebuilds_its_list_from_the_branch_it_is_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -524,17 +513,17 @@ async fn the_todo_example_rebuilds_its_list_from_the_branch_it_is_on() {
     );
     app.notify_tools(SessionReason::Start, None).await;
     faux.set_responses([
-        todo("t1", json!({"action": "add", "text": "milk"})),
-        faux_assistant_text("added").into(),
-        todo("t2", json!({"action": "add", "text": "eggs"})),
-        todo("t3", json!({"action": "toggle", "id": 1})),
-        faux_assistant_text("added").into(),
+        scripted::tool_call("t1", "todo", json!({"action": "add", "text": "milk"})),
+        scripted::text("added"),
+        scripted::tool_call("t2", "todo", json!({"action": "add", "text": "eggs"})),
+        scripted::tool_call("t3", "todo", json!({"action": "toggle", "id": 1})),
+        scripted::text("added"),
     ]);
     app.session().prompt("add milk").await.unwrap();
     app.session().prompt("add eggs, milk is done").await.unwrap();
     let list = |tools: &Tools| {
         let todo = tools.get("todo");
-        async move { text(&todo.execute("l", json!({"action": "list"}), context().0).await.unwrap()) }
+        async move { result_text(&todo.execute("l", json!({"action": "list"}), context().0).await.unwrap()) }
     };
     assert_eq!(list(&tools).await, "[x] #1: milk\n[ ] #2: eggs");
 
@@ -569,7 +558,7 @@ async fn play_tic_tac_toe(tools: &Tools) -> (String, String) {
     ]);
     session.prompt("Play the centre.").await.unwrap();
     let play = tool_results(&session).pop().unwrap();
-    let board = text(&tools.call("tic_tac_toe_see_board", json!({})).await.unwrap());
+    let board = result_text(&tools.call("tic_tac_toe_see_board", json!({})).await.unwrap());
     (play, board)
 }
 

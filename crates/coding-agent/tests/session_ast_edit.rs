@@ -14,7 +14,7 @@ use pi_coding_agent::ast::AstEditTool;
 use pi_coding_agent::session::{AgentSession, RegisteredTool, SessionOptions, SessionSettings};
 use pi_tools::atomic::BatchHooks;
 use serde_json::json;
-use support::{forced, resolve_choice};
+use support::{faux_session, forced_choices, resolve_choice};
 
 const LEGACY: &str = "export function run(x: number, value: string) {\n  return legacyWrap(x, value);\n}\n";
 const MODERN: &str = "export function run(x: number, value: string) {\n  return modernWrap(x, value);\n}\n";
@@ -36,10 +36,7 @@ fn resolve_call(id: &str, action: &str) -> ContentBlock {
 }
 
 fn session(dir: &Path, faux: &FauxModel) -> AgentSession {
-    let options = SessionOptions::new(dir, faux.model())
-        .stream_fn(faux.stream_fn())
-        .tools(["read", "ast_edit"]);
-    AgentSession::new(options).unwrap()
+    faux_session(dir, faux, &["read", "ast_edit"])
 }
 
 /// The tool results of the transcript, `<tool>: <text>` with the temp dir replaced by `<tmp>`.
@@ -80,7 +77,7 @@ async fn preview_then_forced_resolve_then_apply_changes_the_file_only_at_apply()
     ]);
     session.prompt("use modernWrap").await.unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), MODERN);
-    assert_eq!(forced(&faux), [None, resolve_choice(), None]);
+    assert_eq!(forced_choices(&faux), [None, resolve_choice(), None]);
     assert!(!session.pending_actions().has_pending());
     insta::assert_snapshot!("session_ast_edit_apply", results(&session, dir.path()));
 }
@@ -145,7 +142,7 @@ async fn a_stale_preview_writes_nothing_and_stays_pending() {
         "AST Edit: 2 replacements in 2 files"
     );
     // The failed apply left the preview pending, so the model was forced again and discarded it.
-    assert_eq!(forced(&faux), [None, resolve_choice(), resolve_choice(), None]);
+    assert_eq!(forced_choices(&faux), [None, resolve_choice(), resolve_choice(), None]);
     assert!(!session.pending_actions().has_pending());
     insta::assert_snapshot!("session_ast_edit_stale", results(&session, dir.path()));
 }
@@ -241,5 +238,5 @@ async fn overlapping_rewrites_are_rejected_at_preview_and_nothing_is_pending() {
         result.text()
     );
     assert!(!session.pending_actions().has_pending());
-    assert_eq!(forced(&faux), [None, None]);
+    assert_eq!(forced_choices(&faux), [None, None]);
 }

@@ -16,7 +16,7 @@ use pi_coding_agent::resolve::PendingAction;
 use pi_coding_agent::resolve::{NO_PENDING_ACTION, RESOLVE_REMINDER};
 use pi_coding_agent::session::{AgentSession, SessionError, SessionEvent, SessionOptions};
 use serde_json::json;
-use support::{forced, record, resolve_choice, roles, session};
+use support::{faux_session, forced_choices, record, resolve_choice, roles, session};
 
 fn stage(id: &str, path: &std::path::Path, content: &str) -> pi_agent_core::ContentBlock {
     faux_tool_call(id, "stage", json!({"path": path, "content": content}))
@@ -60,7 +60,7 @@ async fn a_preview_forces_resolve_and_apply_writes_only_then() {
     ]);
     session.prompt("write it").await.unwrap();
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
-    assert_eq!(forced(&faux), [None, resolve_choice(), None]);
+    assert_eq!(forced_choices(&faux), [None, resolve_choice(), None]);
     assert!(!session.pending_actions().has_pending());
     assert!(session.tool_choice_queue().is_empty());
     assert_eq!(
@@ -95,7 +95,7 @@ async fn discard_never_writes() {
         tool_result_texts(&session)[1],
         "Discarded: Stage: write a.txt. Reason: Checked the preview."
     );
-    assert_eq!(forced(&faux), [None, resolve_choice(), None]);
+    assert_eq!(forced_choices(&faux), [None, resolve_choice(), None]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -126,7 +126,7 @@ async fn stacked_previews_resolve_newest_first_one_forced_call_each() {
         "Discarded: Stage: write first.txt. Reason: Checked the preview."
     );
     assert_eq!(
-        forced(&faux),
+        forced_choices(&faux),
         [None, resolve_choice(), resolve_choice(), resolve_choice(), None]
     );
     let resolved: Vec<(String, usize)> = events
@@ -163,7 +163,7 @@ async fn two_previews_in_one_message_are_both_resolved_then_forcing_stops() {
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "a");
     assert_eq!(std::fs::read_to_string(&b).unwrap(), "b");
     // No phantom forced `resolve` once the stack is empty.
-    assert_eq!(forced(&faux), [None, resolve_choice(), None]);
+    assert_eq!(forced_choices(&faux), [None, resolve_choice(), None]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -201,7 +201,7 @@ async fn a_failed_apply_keeps_the_action_and_sends_the_reminder_again() {
             "assistant"
         ]
     );
-    assert_eq!(forced(&faux), [None, resolve_choice(), resolve_choice(), None]);
+    assert_eq!(forced_choices(&faux), [None, resolve_choice(), resolve_choice(), None]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -222,7 +222,7 @@ async fn a_model_ignoring_the_forced_choice_three_times_is_not_forced_a_fourth_t
     let events = record(&session);
     session.prompt("go").await.unwrap();
     assert_eq!(
-        forced(&faux),
+        forced_choices(&faux),
         [None, resolve_choice(), resolve_choice(), resolve_choice(), None, None]
     );
     assert!(session.pending_actions().has_pending(), "the action stays pending");
@@ -244,7 +244,7 @@ async fn a_model_ignoring_the_forced_choice_three_times_is_not_forced_a_fourth_t
         faux_assistant_text("applied"),
     ]);
     session.prompt("apply it now").await.unwrap();
-    assert_eq!(forced(&faux)[6..], [None, None]);
+    assert_eq!(forced_choices(&faux)[6..], [None, None]);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
     assert!(!session.resolve_forcing_stopped());
 }
@@ -264,7 +264,7 @@ async fn a_model_that_answers_the_forced_resolve_with_more_previews_is_not_force
     // The first preview starts forcing; each forced call stages another preview instead, which
     // does not start the count again. (A preview staged in an unforced call would.)
     assert_eq!(
-        forced(&faux),
+        forced_choices(&faux),
         [None, resolve_choice(), resolve_choice(), resolve_choice(), None]
     );
     assert!(session.resolve_forcing_stopped());
@@ -289,7 +289,7 @@ async fn a_model_that_keeps_failing_to_apply_is_not_forced_forever() {
     responses.push(faux_assistant_text("giving up").into());
     faux.set_responses(responses);
     session.prompt("go").await.unwrap();
-    let calls = forced(&faux);
+    let calls = forced_choices(&faux);
     assert_eq!(calls.iter().filter(|c| **c == resolve_choice()).count(), 3);
     assert_eq!(calls[4..].iter().filter(|c| c.is_some()).count(), 0);
     assert!(session.pending_actions().has_pending());
@@ -330,10 +330,7 @@ async fn the_reminder_lands_between_the_assistant_messages_and_forces_a_second_c
 async fn forced_resolve_with_resolve_inactive_is_unavailable_and_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let faux = FauxModel::new();
-    let options = SessionOptions::new(dir.path(), faux.model())
-        .stream_fn(faux.stream_fn())
-        .tools(["read"]);
-    let session = AgentSession::new(options).unwrap();
+    let session = faux_session(dir.path(), &faux, &["read"]);
     assert_eq!(session.active_tool_names(), ["read"]);
     session
         .pending_actions()
@@ -367,7 +364,7 @@ async fn abort_rejects_the_in_flight_choice_and_the_next_prompt_is_forced_again(
         faux_assistant_text("done"),
     ]);
     session.prompt("continue").await.unwrap();
-    assert_eq!(forced(&faux), [resolve_choice(), None]);
+    assert_eq!(forced_choices(&faux), [resolve_choice(), None]);
     assert!(!session.pending_actions().has_pending());
     assert!(!file.exists());
 }
@@ -385,7 +382,7 @@ async fn resolve_with_nothing_pending_reports_the_seed_text() {
     let result = session.agent().messages()[2].as_tool_result().unwrap().clone();
     assert!(result.is_error);
     assert_eq!(result.text(), NO_PENDING_ACTION);
-    assert_eq!(forced(&faux), [None, None]);
+    assert_eq!(forced_choices(&faux), [None, None]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -419,10 +416,7 @@ async fn the_user_can_apply_from_outside_the_loop() {
 fn plain_session(tools: &[&str]) -> (tempfile::TempDir, FauxModel, AgentSession) {
     let dir = tempfile::tempdir().unwrap();
     let faux = FauxModel::new();
-    let options = SessionOptions::new(dir.path(), faux.model())
-        .stream_fn(faux.stream_fn())
-        .tools(tools.iter().copied());
-    let session = AgentSession::new(options).unwrap();
+    let session = faux_session(dir.path(), &faux, tools);
     (dir, faux, session)
 }
 

@@ -1,29 +1,90 @@
-//! Test support for the pi crates (dev-only, like codex's `core_test_support`): a scripted
-//! HTTP/1.1 server on 127.0.0.1 that stands in for a model provider.
+//! Test support for the pi crates (dev-only, like codex's `core_test_support`): mock model
+//! providers, a sandbox for the `pi` binary, scripted-model helpers and fixture builders, so that
+//! each crate's tests stop carrying their own copies.
 //!
-//! Each accepted request takes the next scripted [`Reply`] (status, headers, body chunks sent
-//! with optional pauses) and is recorded, so a test can check or snapshot the request body that was
-//! sent. [`openai`] builds the server-sent events of an OpenAI-compatible `/chat/completions`
-//! server, which is what most tests of the whole program talk to.
+//! It is a dev-dependency only (`cargo xtask layers` rejects a normal dependency on it), and
+//! depends on no crate of ours but `pi-agent-core`: helpers that need pi-ai, pi-coding-agent or
+//! pi-cli types stay in those crates' `tests/`.
+//!
+//! What is here, and when to use which:
+//!
+//! * Talking HTTP to a provider (pi-ai's API tests, the `pi` binary against a model):
+//!   [`MockServer`] is a scripted HTTP/1.1 server on 127.0.0.1. Each request takes the next
+//!   [`Reply`] (status, headers, body chunks with optional pauses) and is [`Recorded`], so a test
+//!   can check or snapshot ([`pretty`]) the request body that was sent. The server-sent events of
+//!   each wire API come from its module:
+//!   * [`openai`]: an OpenAI-compatible `/chat/completions` server, with the mock model and the
+//!     `models.json` that make it pi's default model — what most tests of the whole program use;
+//!   * [`anthropic`]: the Anthropic Messages API (`message_start`, content blocks, …);
+//!   * [`openai_responses`]: the OpenAI Responses API (`response.created`, output items, …).
+//! * Checking a provider's stream (pi-ai): [`stream`] has the final message, the event kinds and
+//!   the error of a `Vec<AssistantMessageEvent>`, the API key the tests send and the check that it
+//!   never leaks; [`messages`] builds history (user, assistant, tool result) to send; [`tools`]
+//!   has small tools (`get_weather`, `read_note`, a tool that is never run) and the text of a tool
+//!   result.
+//! * Running the `pi` binary (pi-cli's tests and benches): a [`sandbox::Sandbox`] is a temporary
+//!   `HOME` with an agent directory and a project, whose commands run with a clean environment;
+//!   the binary is a parameter (`env!("CARGO_BIN_EXE_pi")`).
+//! * Session files: [`session_files`] writes pi's JSONL session files by hand and reads them back.
+//! * No HTTP at all (sessions, the interactive mode): the in-process faux model of
+//!   `pi_agent_core::faux`, with [`scripted`]'s short forms for its responses and for the tool
+//!   choices it was forced to.
+//! * Waiting in async tests: [`wait::until`] polls a condition, [`wait::within`] bounds a future;
+//!   both fail the test with a message instead of hanging it.
+//!
+//! A provider test in miniature: script the server, point a model at it, send a request (here by
+//! hand, where a real test runs a provider or the `pi` binary), check what was sent.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
-//! use pi_test_support::{MockServer, openai};
+//! use pi_test_support::{MockServer, Reply, openai, pretty};
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
 //!
-//! let server = MockServer::start(vec![openai::text("hello")]).await;
+//! let server = MockServer::start(vec![
+//!     Reply::json(429, r#"{"error": {"message": "slow down"}}"#).header("retry-after", "0"),
+//!     openai::text("hello"),
+//! ])
+//! .await;
 //! let model = openai::model(&server.url("/v1"));
 //! assert_eq!(model.api, "openai-completions");
-//! assert!(server.requests().is_empty());
+//!
+//! let body = format!(r#"{{"model": "{}", "stream": true}}"#, model.id);
+//! let address = server.base_url().replace("http://", "");
+//! let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+//! let request = format!("POST /v1/chat/completions HTTP/1.1\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+//! socket.write_all(request.as_bytes()).await.unwrap();
+//! let mut response = String::new();
+//! socket.read_to_string(&mut response).await.unwrap();
+//! assert!(response.starts_with("HTTP/1.1 429"), "the first scripted reply");
+//!
+//! let recorded = &server.requests()[0];
+//! assert_eq!(recorded.line, "POST /v1/chat/completions");
+//! assert_eq!(recorded.json()["model"], openai::MODEL_ID);
+//! assert_eq!(pretty(&recorded.json()), "{\n  \"model\": \"mock-model\",\n  \"stream\": true\n}");
 //! # });
 //! ```
 
+pub mod anthropic;
+pub mod messages;
 pub mod openai;
+pub mod openai_responses;
+pub mod sandbox;
+pub mod scripted;
+pub mod session_files;
+pub mod stream;
+pub mod tools;
+pub mod wait;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
+
+/// `value` as indented JSON, for snapshots of request bodies.
+pub fn pretty(value: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
 
 /// One scripted response.
 #[derive(Debug, Clone)]
@@ -44,6 +105,13 @@ impl Reply {
             headers: vec![("content-type".into(), "text/event-stream".into())],
             chunks: chunks.iter().map(|c| (Duration::ZERO, c.as_bytes().to_vec())).collect(),
         }
+    }
+
+    /// A 200 `text/event-stream` reply sending these events (already framed, e.g. by
+    /// [`anthropic::event`] or [`openai_responses::event`]) back to back.
+    pub fn events<S: AsRef<str>>(events: &[S]) -> Self {
+        let chunks: Vec<&str> = events.iter().map(AsRef::as_ref).collect();
+        Reply::sse(200, &chunks)
     }
 
     /// A JSON reply (for errors).

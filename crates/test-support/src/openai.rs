@@ -20,6 +20,8 @@ use super::Reply;
 pub const PROVIDER: &str = "mock";
 /// Model id of [`model`] and [`models_json`].
 pub const MODEL_ID: &str = "mock-model";
+/// The `id` of every chunk (what a provider keeps as the response id).
+pub const RESPONSE_ID: &str = "chatcmpl-mock";
 
 /// One `data:` event.
 pub fn data(value: &Value) -> String {
@@ -29,7 +31,7 @@ pub fn data(value: &Value) -> String {
 /// A chunk carrying `delta`.
 pub fn delta(delta: Value) -> String {
     data(&json!({
-        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "model": MODEL_ID,
+        "id": RESPONSE_ID, "object": "chat.completion.chunk", "model": MODEL_ID,
         "choices": [{"index": 0, "delta": delta, "finish_reason": null}]
     }))
 }
@@ -37,7 +39,7 @@ pub fn delta(delta: Value) -> String {
 /// The chunk ending the choice with `reason` (`stop`, `tool_calls`, `length`).
 pub fn finish(reason: &str) -> String {
     data(&json!({
-        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "model": MODEL_ID,
+        "id": RESPONSE_ID, "object": "chat.completion.chunk", "model": MODEL_ID,
         "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]
     }))
 }
@@ -45,8 +47,18 @@ pub fn finish(reason: &str) -> String {
 /// The usage chunk.
 pub fn usage(prompt: u64, completion: u64) -> String {
     data(&json!({
-        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "model": MODEL_ID, "choices": [],
+        "id": RESPONSE_ID, "object": "chat.completion.chunk", "model": MODEL_ID, "choices": [],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    }))
+}
+
+/// The usage chunk of a server reporting prompt-cache hits: `cached` of the `prompt` tokens were
+/// read from the cache.
+pub fn usage_cached(prompt: u64, completion: u64, cached: u64) -> String {
+    data(&json!({
+        "id": RESPONSE_ID, "object": "chat.completion.chunk", "model": MODEL_ID, "choices": [],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                  "prompt_tokens_details": {"cached_tokens": cached}}
     }))
 }
 
@@ -63,7 +75,7 @@ pub fn text(text: &str) -> Reply {
     chunks.push(finish("stop"));
     chunks.push(usage(100, 20));
     chunks.push(DONE.to_owned());
-    sse(chunks)
+    Reply::events(&chunks)
 }
 
 /// A reply calling these tools (`(id, name, arguments)`), in order, then `tool_calls`.
@@ -82,12 +94,7 @@ pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Reply {
     chunks.push(finish("tool_calls"));
     chunks.push(usage(100, 20));
     chunks.push(DONE.to_owned());
-    sse(chunks)
-}
-
-fn sse(chunks: Vec<String>) -> Reply {
-    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
-    Reply::sse(200, &refs)
+    Reply::events(&chunks)
 }
 
 /// A model of provider [`PROVIDER`] served at `base_url` (e.g. `server.url("/v1")`).

@@ -1,5 +1,6 @@
 //! Shared pieces of the process-tool tests: the `probe` tool process, the examples, a scripted
-//! user interface, and calling a tool directly.
+//! user interface, and calling a tool directly. (Waiting is `pi_test_support::wait`; the test of
+//! its time limit stays here.)
 
 #![allow(dead_code, clippy::unwrap_used)]
 
@@ -13,6 +14,7 @@ use pi_agent_core::{ToolContext, ToolError, ToolResult, ToolUpdateSink};
 use pi_coding_agent::custom_tools::process::{ProcessSpec, load, load_spec};
 use pi_coding_agent::custom_tools::{CustomTool, CustomTools, LoadedTool, ToolApi, ToolKind};
 use pi_coding_agent::ui::{NotifyKind, ToolUi};
+use pi_test_support::wait::{UNTIL_LIMIT, until};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -121,28 +123,6 @@ pub(crate) fn context() -> (ToolContext, Arc<Mutex<Vec<ToolResult>>>, Cancellati
         updates: ToolUpdateSink::new(move |partial| sink.lock().unwrap().push(partial)),
     };
     (ctx, updates, cancel)
-}
-
-/// The text of a result.
-pub(crate) fn text(result: &ToolResult) -> String {
-    result.content.iter().filter_map(|b| b.as_text()).collect()
-}
-
-/// How long [`until`] waits before it fails the test.
-pub(crate) const UNTIL_LIMIT: Duration = Duration::from_secs(10);
-
-/// Waits until `ready` holds, checking every 10 ms; panics naming `what` after [`UNTIL_LIMIT`], so
-/// that a regression fails its test instead of hanging the suite.
-pub(crate) async fn until(what: &str, mut ready: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + UNTIL_LIMIT;
-    while !ready() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {} s waiting for {what}",
-            UNTIL_LIMIT.as_secs()
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 // The clock is paused: the 10 s pass at once.

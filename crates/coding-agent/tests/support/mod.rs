@@ -1,4 +1,4 @@
-//! Shared pieces of the session tests: a faux-model session and a preview-staging tool.
+//! Shared pieces of the session tests: faux-model sessions and a preview-staging tool.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
@@ -10,14 +10,22 @@ use pi_agent_core::faux::FauxModel;
 use pi_agent_core::{AgentMessage, FnTool, ToolChoice, ToolResult};
 use pi_coding_agent::resolve::{PendingAction, PendingActionStore, PendingError};
 use pi_coding_agent::session::{AgentSession, RegisteredTool, SessionEvent, SessionOptions};
+use pi_test_support::scripted::forced;
 use serde_json::json;
 
-/// A session on a faux model in `cwd` with these active tools (plus the `stage` tool).
-pub(crate) fn session(cwd: &Path, faux: &FauxModel, tools: &[&str]) -> AgentSession {
+pub(crate) use pi_test_support::scripted::forced_choices;
+
+/// A session on a faux model in `cwd` with these active tools (nothing else).
+pub(crate) fn faux_session(cwd: &Path, faux: &FauxModel, tools: &[&str]) -> AgentSession {
     let options = SessionOptions::new(cwd, faux.model())
         .stream_fn(faux.stream_fn())
         .tools(tools.iter().copied());
-    let session = AgentSession::new(options).unwrap();
+    AgentSession::new(options).unwrap()
+}
+
+/// A session on a faux model in `cwd` with these active tools (plus the `stage` tool).
+pub(crate) fn session(cwd: &Path, faux: &FauxModel, tools: &[&str]) -> AgentSession {
+    let session = faux_session(cwd, faux, tools);
     let stage = stage_tool(session.pending_actions().clone(), Arc::new(AtomicUsize::new(0)));
     session
         .register_tool(RegisteredTool::custom(stage.into_arc(), None))
@@ -70,14 +78,9 @@ pub(crate) fn stage_tool(store: PendingActionStore, applies: Arc<AtomicUsize>) -
     )
 }
 
-/// The forced tool choice of every model call so far.
-pub(crate) fn forced(faux: &FauxModel) -> Vec<Option<ToolChoice>> {
-    faux.calls().into_iter().map(|c| c.tool_choice).collect()
-}
-
-/// `Some(resolve)`.
+/// `Some(resolve)`: a call forced to resolve, as [`forced_choices`] lists it.
 pub(crate) fn resolve_choice() -> Option<ToolChoice> {
-    Some(ToolChoice::Tool("resolve".into()))
+    forced("resolve")
 }
 
 /// Records every session event.
