@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pi_ai::ModelRegistry;
-use pi_coding_agent::app::{App, WarnFn};
+use pi_coding_agent::AgentSession;
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
-use pi_coding_agent::session::AgentSession;
+use pi_coding_agent::{App, WarnFn};
 use pi_coding_agent::{ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model};
 use pi_session_store::{LoadWarning, SessionManager, SessionRoot, StoreError};
 

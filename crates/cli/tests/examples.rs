@@ -29,12 +29,12 @@ use pi_agent_core::{AgentMessage, ToolContext, ToolExecutionMode, ToolResult};
 use pi_cli::modes::interactive::render::{RenderContext, Renderers, render_tool};
 use pi_cli::modes::interactive::transcript::ToolBlock;
 use pi_cli::{Args, Io, RunOptions, run_with};
-use pi_coding_agent::app::App;
+use pi_coding_agent::App;
 use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};
 use pi_coding_agent::custom_tools::{
     CustomTool, CustomTools, LoadedTool, NamedFactory, SessionReason, ToolApi, ToolKind,
 };
-use pi_coding_agent::session::{AgentSession, SessionOptions};
+use pi_coding_agent::{AgentSession, SessionOptions};
 use pi_session_store::{EntryKind, SessionManager};
 use pi_test_support::sandbox::{Sandbox, output, text};
 use pi_test_support::{MockServer, Reply, openai, scripted, tools};

@@ -25,7 +25,7 @@ use pi_cli::modes::interactive::render::{RenderContext, Renderers, render_tool};
 use pi_cli::modes::interactive::screen::{Action, Screen};
 use pi_cli::modes::interactive::transcript::{Item, NoticeKind, ToolBlock, Transcript};
 use pi_coding_agent::resolve::ResolveAction;
-use pi_coding_agent::session::{AgentSession, SessionEvent, SessionOptions};
+use pi_coding_agent::{AgentSession, SessionEvent, SessionOptions};
 use pi_tui::testing::{plain, styled};
 use pi_tui::{Line, Theme};
 use serde_json::{Value, json};

@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
 use pi_agent_core::{AgentEvent, AgentMessage, ContentBlock, FnTool, ToolResult};
+use pi_coding_agent::SessionEvent;
 use pi_coding_agent::custom_tools::plain;
-use pi_coding_agent::session::SessionEvent;
 use pi_coding_agent::{SessionBuilder, ToolSelection};
 use serde_json::json;
 

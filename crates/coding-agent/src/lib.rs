@@ -14,17 +14,28 @@
 //! * [`cli`]: the `pi` command; [`modes`]: print, JSON and line-mode interactive output;
 //!   [`demo`]: the offline demo.
 
-pub mod app;
+mod app;
 pub mod ast;
 mod builder;
 pub mod config;
 pub mod custom_tools;
-pub mod messages;
+mod messages;
 mod model_choice;
 pub mod resolve;
-pub mod session;
-pub mod system_prompt;
-pub mod ui;
+mod session;
+mod system_prompt;
+mod ui;
 
+pub use app::{App, AppError, SessionStats, UserMessageEntry, WarnFn};
 pub use builder::{BuildError, BuiltSession, SessionBuilder, ToolSelection};
+pub use messages::{bash_execution_text, convert_to_llm};
 pub use model_choice::{DEFAULT_MODELS, ModelChoice, ModelError, ModelRequest, choose_model, split_thinking};
+pub use session::{
+    AgentSession, DEFAULT_ACTIVE_TOOLS, RegisteredTool, SessionError, SessionEvent, SessionOptions, SessionSettings,
+    SessionSubscription, ToolOrigin, ToolRegistry, supports_named_tool_choice,
+};
+pub use system_prompt::{
+    CONTEXT_FILE_NAMES, ContextFile, PromptParts, build_system_prompt, find_context_files, now_text, text_or_file,
+    tool_snippet,
+};
+pub use ui::{NoUi, NotifyKind, ToolUi};

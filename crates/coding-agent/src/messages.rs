@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use pi_agent_core::AgentMessage;
-//! use pi_coding_agent::messages::convert_to_llm;
+//! use pi_coding_agent::convert_to_llm;
 //! use pi_coding_agent::resolve::resolve_reminder;
 //!
 //! let converted = convert_to_llm(&[AgentMessage::user("hi"), resolve_reminder("ast_edit")]);

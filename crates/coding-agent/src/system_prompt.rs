@@ -86,7 +86,7 @@ pub struct PromptParts<'a> {
 /// Builds the system prompt.
 ///
 /// ```
-/// use pi_coding_agent::system_prompt::{PromptParts, build_system_prompt};
+/// use pi_coding_agent::{PromptParts, build_system_prompt};
 /// let prompt = build_system_prompt(&PromptParts {
 ///     tools: vec![("read", "Read a file")],
 ///     now: "2026-11-23 16:00".into(),

@@ -56,7 +56,7 @@ pub trait ToolUi: Send + Sync {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use pi_coding_agent::ui::{NoUi, ToolUi};
+/// use pi_coding_agent::{NoUi, ToolUi};
 /// assert!(!NoUi.has_ui());
 /// assert_eq!(NoUi.select("Pick", &["a".into()]).await, None);
 /// assert!(!NoUi.confirm("Sure?", "Delete it").await);

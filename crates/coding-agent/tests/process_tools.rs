@@ -14,12 +14,12 @@ use std::time::Duration;
 
 use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_tool_call};
 use pi_agent_core::{AgentMessage, ToolChoice, ToolExecutionMode};
-use pi_coding_agent::app::App;
+use pi_coding_agent::AgentSession;
+use pi_coding_agent::App;
 use pi_coding_agent::custom_tools::process::{load, load_spec};
 use pi_coding_agent::custom_tools::{PENDING_STORE_UNAVAILABLE, SessionReason, ToolApi, ToolSessionEvent};
 use pi_coding_agent::resolve::ResolveAction;
-use pi_coding_agent::session::AgentSession;
-use pi_coding_agent::ui::{NotifyKind, ToolUi};
+use pi_coding_agent::{NotifyKind, ToolUi};
 use pi_session_store::{EntryKind, SessionManager};
 use pi_test_support::scripted::{self, forced_choices};
 use pi_test_support::tools::result_text;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_tool_call};
 use pi_agent_core::{AgentMessage, ContentBlock};
 use pi_coding_agent::ast::AstEditTool;
-use pi_coding_agent::session::{AgentSession, RegisteredTool, SessionOptions, SessionSettings};
+use pi_coding_agent::{AgentSession, RegisteredTool, SessionOptions, SessionSettings};
 use pi_tools::atomic::BatchHooks;
 use serde_json::json;
 use support::{faux_session, forced_choices, resolve_choice};

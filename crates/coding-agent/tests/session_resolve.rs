@@ -14,7 +14,7 @@ use pi_agent_core::faux::{
 use pi_agent_core::{AgentMessage, ToolChoice, ToolResult};
 use pi_coding_agent::resolve::PendingAction;
 use pi_coding_agent::resolve::{NO_PENDING_ACTION, RESOLVE_REMINDER};
-use pi_coding_agent::session::{AgentSession, SessionError, SessionEvent, SessionOptions};
+use pi_coding_agent::{AgentSession, SessionError, SessionEvent, SessionOptions};
 use serde_json::json;
 use support::{faux_session, forced_choices, record, resolve_choice, roles, session};
 
@@ -516,7 +516,7 @@ fn unknown_tools_and_name_conflicts_are_errors() {
         Ok(ToolResult::text(""))
     });
     let error = session
-        .register_tool(pi_coding_agent::session::RegisteredTool::custom(clash.into_arc(), None))
+        .register_tool(pi_coding_agent::RegisteredTool::custom(clash.into_arc(), None))
         .unwrap_err();
     assert_eq!(error.to_string(), "Tool name \"read\" conflicts with existing tool");
 }
@@ -525,7 +525,7 @@ fn unknown_tools_and_name_conflicts_are_errors() {
 fn the_ast_tools_can_be_disabled() {
     let dir = tempfile::tempdir().unwrap();
     let faux = FauxModel::new();
-    let settings = pi_coding_agent::session::SessionSettings {
+    let settings = pi_coding_agent::SessionSettings {
         ast_edit: false,
         ast_grep: false,
         ..Default::default()

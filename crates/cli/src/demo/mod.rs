@@ -25,7 +25,7 @@ use pi_agent_core::{AgentError, ContentBlock, FnTool, ToolExecutionMode, ToolRes
 use serde_json::{Value, json};
 
 use crate::modes::plain_text;
-use pi_coding_agent::session::{AgentSession, RegisteredTool, SessionError, SessionOptions};
+use pi_coding_agent::{AgentSession, RegisteredTool, SessionError, SessionOptions};
 
 /// The bundled project, `(relative path, content)`.
 pub const PROJECT: &[(&str, &str)] = &[

@@ -10,15 +10,15 @@ use std::sync::Arc;
 use pi_agent_core::AgentEvent;
 use serde_json::{Map, Value, json};
 
+use pi_coding_agent::SessionEvent;
 use pi_coding_agent::resolve::ResolveOutcome;
-use pi_coding_agent::session::SessionEvent;
 
 /// The JSON line of one event (without the newline).
 ///
 /// ```
 /// use pi_agent_core::AgentEvent;
 /// use pi_cli::modes::json::event_line;
-/// use pi_coding_agent::session::SessionEvent;
+/// use pi_coding_agent::SessionEvent;
 /// assert_eq!(event_line(&SessionEvent::Agent(AgentEvent::TurnStart)), r#"{"type":"turn_start"}"#);
 /// ```
 pub fn event_line(event: &SessionEvent) -> String {

@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 
 use super::plain_text;
 use super::print::Output;
+use pi_coding_agent::AgentSession;
 use pi_coding_agent::resolve::ResolveAction;
-use pi_coding_agent::session::AgentSession;
 
 fn write(output: &Output, text: &str) {
     let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
@@ -125,7 +125,7 @@ mod tests {
             // Forced to resolve, the model answers in text instead; the user decides.
             faux_assistant_text("Please review the preview."),
         ]);
-        let options = pi_coding_agent::session::SessionOptions::new(dir.path(), faux.model())
+        let options = pi_coding_agent::SessionOptions::new(dir.path(), faux.model())
             .stream_fn(faux.stream_fn())
             .tools(["ast_edit"]);
         let session = AgentSession::new(options).unwrap();

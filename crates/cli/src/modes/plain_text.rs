@@ -4,7 +4,7 @@
 use pi_agent_core::{AgentEvent, AgentMessage, AssistantMessageEvent, StopReason, ToolResult};
 use serde_json::Value;
 
-use pi_coding_agent::session::SessionEvent;
+use pi_coding_agent::SessionEvent;
 
 /// Result lines shown before `… N more lines`.
 pub const RESULT_LINES: usize = 8;
@@ -14,7 +14,7 @@ pub const RESULT_LINES: usize = 8;
 /// ```
 /// use pi_agent_core::{AgentEvent, ToolResult};
 /// use pi_cli::modes::plain_text::render;
-/// use pi_coding_agent::session::SessionEvent;
+/// use pi_coding_agent::SessionEvent;
 ///
 /// let end = AgentEvent::ToolExecutionEnd {
 ///     tool_call_id: "c1".into(),

@@ -11,7 +11,7 @@ use pi_agent_core::{AgentMessage, ContentBlock, StopReason};
 use serde_json::Value;
 
 use super::json::event_line;
-use pi_coding_agent::session::AgentSession;
+use pi_coding_agent::AgentSession;
 
 /// Where the output goes.
 pub type Output = Arc<Mutex<dyn Write + Send>>;

@@ -17,7 +17,7 @@
 //! ```
 //! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
 //! use pi_agent_core::faux::{FauxModel, faux_assistant_text};
-//! use pi_coding_agent::session::{AgentSession, SessionOptions};
+//! use pi_coding_agent::{AgentSession, SessionOptions};
 //!
 //! let faux = FauxModel::new();
 //! faux.set_responses([faux_assistant_text("hello")]);

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use pi_agent_core::{ToolContext, ToolError, ToolResult, ToolUpdateSink};
 use pi_coding_agent::custom_tools::process::{ProcessSpec, load, load_spec};
 use pi_coding_agent::custom_tools::{CustomTool, CustomTools, LoadedTool, ToolApi, ToolKind};
-use pi_coding_agent::ui::{NotifyKind, ToolUi};
+use pi_coding_agent::{NotifyKind, ToolUi};
 use pi_test_support::wait::{UNTIL_LIMIT, until};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;

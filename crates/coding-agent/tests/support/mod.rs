@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use pi_agent_core::faux::FauxModel;
 use pi_agent_core::{AgentMessage, FnTool, ToolChoice, ToolResult};
 use pi_coding_agent::resolve::{PendingAction, PendingActionStore, PendingError};
-use pi_coding_agent::session::{AgentSession, RegisteredTool, SessionEvent, SessionOptions};
+use pi_coding_agent::{AgentSession, RegisteredTool, SessionEvent, SessionOptions};
 use pi_test_support::scripted::forced;
 use serde_json::json;
 

@@ -12,7 +12,7 @@ use ratatui::style::Modifier;
 use ratatui::text::Span;
 use tokio::sync::{mpsc, oneshot};
 
-use pi_coding_agent::ui::{NotifyKind, ToolUi};
+use pi_coding_agent::{NotifyKind, ToolUi};
 
 /// A question (or notice) for the screen.
 #[derive(Debug)]

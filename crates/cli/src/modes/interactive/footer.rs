@@ -3,8 +3,8 @@
 use pi_agent_core::AgentMessage;
 use pi_tui::{Component, Line, Slot, StatusLine, Theme, truncate_line};
 
+use pi_coding_agent::AgentSession;
 use pi_coding_agent::config::thinking_level_name;
-use pi_coding_agent::session::AgentSession;
 
 /// What the footer shows.
 #[derive(Debug, Clone, PartialEq)]

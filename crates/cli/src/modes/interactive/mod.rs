@@ -45,9 +45,9 @@ use tokio::sync::mpsc;
 
 use commands::{COMMANDS, SlashCommand};
 use dialogs::{TuiUi, UiRequest};
-use pi_coding_agent::app::App;
+use pi_coding_agent::App;
+use pi_coding_agent::SessionEvent;
 use pi_coding_agent::resolve::ResolveAction;
-use pi_coding_agent::session::SessionEvent;
 use render::Renderers;
 use screen::{Action, PickerKind, Screen};
 use transcript::NoticeKind;
@@ -86,7 +86,7 @@ impl Default for InteractiveOptions {
 
 /// Makes the interactive mode the tools' user interface (call it before custom tools load, so
 /// they see `hasUI`); the receiver goes into [`InteractiveOptions::requests`].
-pub fn install_ui(session: &pi_coding_agent::session::AgentSession) -> mpsc::UnboundedReceiver<UiRequest> {
+pub fn install_ui(session: &pi_coding_agent::AgentSession) -> mpsc::UnboundedReceiver<UiRequest> {
     let (ui, rx) = new_ui();
     session.set_ui(ui);
     rx
@@ -94,7 +94,7 @@ pub fn install_ui(session: &pi_coding_agent::session::AgentSession) -> mpsc::Unb
 
 /// The interactive mode's user interface for tools, and the dialog requests it sends to the
 /// screen (give both to a [`SessionBuilder`](pi_coding_agent::SessionBuilder) and the mode).
-pub fn new_ui() -> (Arc<dyn pi_coding_agent::ui::ToolUi>, mpsc::UnboundedReceiver<UiRequest>) {
+pub fn new_ui() -> (Arc<dyn pi_coding_agent::ToolUi>, mpsc::UnboundedReceiver<UiRequest>) {
     let (tx, rx) = mpsc::unbounded_channel();
     (Arc::new(TuiUi::new(tx)), rx)
 }

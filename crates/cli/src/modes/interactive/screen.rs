@@ -23,9 +23,9 @@ use super::dialogs::{Dialog, UiRequest};
 use super::footer::{self, FooterInfo};
 use super::render::{RenderContext, Renderers, render_item};
 use super::transcript::{Item, NoticeKind, Transcript};
+use pi_coding_agent::NotifyKind;
+use pi_coding_agent::SessionEvent;
 use pi_coding_agent::resolve::ResolveAction;
-use pi_coding_agent::session::SessionEvent;
-use pi_coding_agent::ui::NotifyKind;
 
 /// The reason recorded when the user resolves a preview from the keyboard without giving one.
 pub const USER_REASON: &str = "Decided by the user.";

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use pi_agent_core::{AgentEvent, AgentMessage, AssistantMessage, ContentBlock, StopReason, ToolResult};
 use serde_json::Value;
 
-use pi_coding_agent::session::SessionEvent;
+use pi_coding_agent::SessionEvent;
 
 /// How a notice looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

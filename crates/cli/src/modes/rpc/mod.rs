@@ -21,8 +21,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::print::Output;
-use pi_coding_agent::app::App;
-use pi_coding_agent::session::SessionEvent;
+use pi_coding_agent::App;
+use pi_coding_agent::SessionEvent;
 
 pub use ui::RpcUi;
 pub use writer::Writer;
@@ -77,7 +77,7 @@ pub fn install_ui(app: &App, stdout: Output) -> RpcUi {
 }
 
 /// [`install_ui`] for a session without its [`App`] yet.
-pub fn install_session_ui(session: &pi_coding_agent::session::AgentSession, stdout: Output) -> RpcUi {
+pub fn install_session_ui(session: &pi_coding_agent::AgentSession, stdout: Output) -> RpcUi {
     let ui = RpcUi::for_stdout(stdout);
     session.set_ui(Arc::new(ui.clone()));
     ui

@@ -3,7 +3,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use pi_coding_agent::app::App;
+use pi_coding_agent::App;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

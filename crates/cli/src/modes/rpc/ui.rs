@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::writer::Writer;
-use pi_coding_agent::ui::{NotifyKind, ToolUi};
+use pi_coding_agent::{NotifyKind, ToolUi};
 
 /// Questions waiting for the client's answer, by request id; `None` once its input ended.
 type Waiting = Option<HashMap<String, oneshot::Sender<Value>>>;
