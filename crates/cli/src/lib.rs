@@ -163,7 +163,7 @@ pub struct Prepared {
     pub rpc_ui: Option<crate::modes::rpc::RpcUi>,
     /// The interactive mode's dialog requests (its user interface was installed before the
     /// custom tools loaded).
-    pub tui_requests: Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::dialogs::UiRequest>>,
+    pub tui_requests: Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::UiRequest>>,
     /// Warnings for the interactive mode to show (a failed session write).
     pub tui_warnings: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
 }
@@ -596,7 +596,7 @@ fn tool_selection(args: &Args) -> ToolSelection {
 type PreparedSession = (
     AgentSession,
     Option<crate::modes::rpc::RpcUi>,
-    Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::dialogs::UiRequest>>,
+    Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::UiRequest>>,
 );
 
 /// Builds the session with [`SessionBuilder`] from the flags and settings; custom tools that fail

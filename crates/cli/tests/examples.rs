@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex};
 
 use pi_agent_core::faux::FauxModel;
 use pi_agent_core::{AgentMessage, ToolContext, ToolExecutionMode, ToolResult};
-use pi_cli::modes::interactive::render::{RenderContext, Renderers, render_tool};
-use pi_cli::modes::interactive::transcript::ToolBlock;
+use pi_cli::modes::interactive::ToolBlock;
+use pi_cli::modes::interactive::{RenderContext, Renderers, render_tool};
 use pi_cli::{Args, Io, RunOptions, run_with};
 use pi_coding_agent::App;
 use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};

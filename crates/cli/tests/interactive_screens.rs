@@ -19,11 +19,11 @@ use pi_agent_core::faux::{
 use pi_agent_core::{
     AgentEvent, AgentMessage, AssistantMessage, ContentBlock, StopReason, ToolResult, ToolResultMessage,
 };
-use pi_cli::modes::interactive::dialogs::UiRequest;
-use pi_cli::modes::interactive::footer::FooterInfo;
-use pi_cli::modes::interactive::render::{RenderContext, Renderers, render_tool};
-use pi_cli::modes::interactive::screen::{Action, Screen};
-use pi_cli::modes::interactive::transcript::{Item, NoticeKind, ToolBlock, Transcript};
+use pi_cli::modes::interactive::FooterInfo;
+use pi_cli::modes::interactive::UiRequest;
+use pi_cli::modes::interactive::{Action, Screen};
+use pi_cli::modes::interactive::{Item, NoticeKind, ToolBlock, Transcript};
+use pi_cli::modes::interactive::{RenderContext, Renderers, render_tool};
 use pi_coding_agent::resolve::ResolveAction;
 use pi_coding_agent::{AgentSession, SessionEvent, SessionOptions};
 use pi_tui::testing::{plain, styled};

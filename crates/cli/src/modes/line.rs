@@ -38,12 +38,12 @@ fn stdin_lines() -> mpsc::UnboundedReceiver<String> {
 
 /// Runs the session on the process's stdin until `/quit` or end of input; `banner` is printed
 /// first.
-pub async fn run_line(session: &AgentSession, banner: &str, initial: Vec<AgentMessage>, stdout: Output) -> i32 {
+pub(crate) async fn run_line(session: &AgentSession, banner: &str, initial: Vec<AgentMessage>, stdout: Output) -> i32 {
     run_line_with(session, banner, initial, stdout, stdin_lines()).await
 }
 
 /// [`run_line`] reading from `lines`.
-pub async fn run_line_with(
+pub(crate) async fn run_line_with(
     session: &AgentSession,
     banner: &str,
     initial: Vec<AgentMessage>,

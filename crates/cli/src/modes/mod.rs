@@ -3,7 +3,7 @@
 
 pub mod interactive;
 pub mod json;
-pub mod line;
+pub(crate) mod line;
 pub mod plain_text;
 pub mod print;
 pub mod rpc;

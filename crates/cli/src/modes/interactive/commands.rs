@@ -26,7 +26,7 @@ pub enum SlashCommand {
 }
 
 /// Every command with its one-line help, for `/help` and completion.
-pub const COMMANDS: &[(&str, &str)] = &[
+pub(super) const COMMANDS: &[(&str, &str)] = &[
     ("/model", "pick another model"),
     ("/new", "start a new session"),
     ("/resume", "open another session of this directory"),
@@ -42,12 +42,12 @@ pub const COMMANDS: &[(&str, &str)] = &[
 /// The command in `text`, or `None` when it is a message (or an unknown `/word`, sent as is).
 ///
 /// ```
-/// use pi_cli::modes::interactive::commands::{SlashCommand, parse};
-/// assert_eq!(parse("/apply Looks right."), Some(SlashCommand::Apply("Looks right.".into())));
-/// assert_eq!(parse("/quit"), Some(SlashCommand::Quit));
-/// assert_eq!(parse("/etc/hosts is odd"), None);
+/// use pi_cli::modes::interactive::{SlashCommand, parse_slash_command};
+/// assert_eq!(parse_slash_command("/apply Looks right."), Some(SlashCommand::Apply("Looks right.".into())));
+/// assert_eq!(parse_slash_command("/quit"), Some(SlashCommand::Quit));
+/// assert_eq!(parse_slash_command("/etc/hosts is odd"), None);
 /// ```
-pub fn parse(text: &str) -> Option<SlashCommand> {
+pub fn parse_slash_command(text: &str) -> Option<SlashCommand> {
     let text = text.trim();
     let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
     let rest = rest.trim().to_owned();

@@ -117,7 +117,7 @@ impl ToolUi for TuiUi {
 
 /// A question on screen, with the widget answering it.
 #[derive(Debug)]
-pub struct Dialog {
+pub(super) struct Dialog {
     title: String,
     message: Option<String>,
     kind: DialogKind,
@@ -142,7 +142,7 @@ enum DialogKind {
 
 impl Dialog {
     /// The dialog for `request`; `Err` gives back a notice, which needs none.
-    pub fn from_request(request: UiRequest, theme: &Theme) -> Result<Dialog, (String, NotifyKind)> {
+    pub(super) fn from_request(request: UiRequest, theme: &Theme) -> Result<Dialog, (String, NotifyKind)> {
         Ok(match request {
             UiRequest::Select { title, options, reply } => Dialog {
                 title,
@@ -185,7 +185,7 @@ impl Dialog {
     }
 
     /// Handles a key; `true` when the dialog is answered (or dismissed) and can go.
-    pub fn handle_key(&mut self, key: KeyEvent) -> bool {
+    pub(super) fn handle_key(&mut self, key: KeyEvent) -> bool {
         match &mut self.kind {
             DialogKind::Select { list, options, reply } => match list.handle_key(key) {
                 Selection::Chosen(index) => {
@@ -251,14 +251,14 @@ impl Dialog {
     }
 
     /// Pastes into an input dialog.
-    pub fn handle_paste(&mut self, text: &str) {
+    pub(super) fn handle_paste(&mut self, text: &str) {
         if let DialogKind::Input { editor, .. } = &mut self.kind {
             editor.handle_paste(text);
         }
     }
 
     /// The dialog's lines and, for an input, where its cursor is.
-    pub fn render_with_cursor(&self, width: u16, theme: &Theme) -> (Vec<Line>, Option<(u16, u16)>) {
+    pub(super) fn render_with_cursor(&self, width: u16, theme: &Theme) -> (Vec<Line>, Option<(u16, u16)>) {
         let inner = width.saturating_sub(2).max(1);
         let mut lines = vec![Line::from(theme.fg(Slot::Accent, "─".repeat(usize::from(width))))];
         let title = Line::from(Span::styled(

@@ -26,7 +26,7 @@ pub struct FooterInfo {
 }
 
 /// The footer of `session` now.
-pub fn footer_info(session: &AgentSession) -> FooterInfo {
+pub(super) fn footer_info(session: &AgentSession) -> FooterInfo {
     let agent = session.agent();
     let model = agent.model();
     let mut info = FooterInfo {
@@ -71,7 +71,7 @@ fn home_relative(path: &str) -> String {
 }
 
 /// A token count as pi prints it: `950`, `12.3k`, `1.2M`.
-pub fn tokens(n: u64) -> String {
+pub(super) fn tokens(n: u64) -> String {
     if n >= 1_000_000 {
         format!("{:.1}M", n as f64 / 1e6)
     } else if n >= 10_000 {
@@ -84,7 +84,7 @@ pub fn tokens(n: u64) -> String {
 }
 
 /// The left part of the footer's second row: `↑in ↓out $cost ctx%`.
-pub fn usage_text(info: &FooterInfo) -> String {
+pub(super) fn usage_text(info: &FooterInfo) -> String {
     let mut text = format!("↑{} ↓{} ${:.3}", tokens(info.input), tokens(info.output), info.cost);
     if let Some(percent) = info.context_percent {
         text.push_str(&format!(" {percent:.0}% ctx"));
@@ -93,7 +93,7 @@ pub fn usage_text(info: &FooterInfo) -> String {
 }
 
 /// The right part of the footer's second row: `provider/model · thinking level`.
-pub fn model_text(info: &FooterInfo) -> String {
+pub(super) fn model_text(info: &FooterInfo) -> String {
     if info.thinking == "off" {
         info.model.clone()
     } else {
@@ -103,7 +103,7 @@ pub fn model_text(info: &FooterInfo) -> String {
 
 /// The footer's two rows: the working directory, then usage on the left and the model on the
 /// right.
-pub fn footer_lines(info: &FooterInfo, theme: &Theme, width: u16) -> Vec<Line> {
+pub(super) fn footer_lines(info: &FooterInfo, theme: &Theme, width: u16) -> Vec<Line> {
     let cwd = Line::from(theme.fg(Slot::Dim, format!(" {}", info.cwd)));
     let stats = StatusLine::new(
         Line::from(theme.fg(Slot::Dim, format!(" {}", usage_text(info)))),

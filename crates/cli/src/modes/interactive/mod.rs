@@ -18,21 +18,28 @@
 //!
 //! Slash commands: see [`commands`].
 //!
-//! The parts: [`screen::Screen`] is the state and draws lines (pure, snapshot-tested);
-//! [`transcript`] turns session events into items; [`render`] and [`tools`] draw the items;
-//! [`dialogs`] answers tools' questions; [`run_with_terminal`] is the loop, on any writer and event
+//! The parts: [`Screen`] is the state and draws lines (pure, snapshot-tested); the
+//! [`Transcript`] turns session events into items; [`Renderers`] (and one renderer per built-in
+//! tool) draw the items; [`TuiUi`] answers tools' questions; [`run_with_terminal`] is the loop, on any writer and event
 //! source (the tests drive it through a vt100 terminal); [`run_interactive`] runs it on the real
 //! terminal.
 
-pub mod commands;
-pub mod dialogs;
-pub mod footer;
+mod commands;
+mod dialogs;
+mod footer;
 mod panic_hook;
-pub mod render;
-pub mod screen;
+mod render;
+mod screen;
 mod terminal;
-pub mod tools;
-pub mod transcript;
+mod tools;
+mod transcript;
+
+pub use commands::{SlashCommand, parse_slash_command};
+pub use dialogs::{TuiUi, UiRequest};
+pub use footer::FooterInfo;
+pub use render::{RenderContext, Renderers, render_tool};
+pub use screen::{Action, Screen};
+pub use transcript::{Item, NoticeKind, ToolBlock, Transcript};
 
 use std::io::Write;
 use std::sync::Arc;
@@ -43,14 +50,11 @@ use pi_agent_core::{AgentError, AgentEvent, AgentMessage};
 use pi_tui::{InlineRenderer, Loader, SelectItem, Theme};
 use tokio::sync::mpsc;
 
-use commands::{COMMANDS, SlashCommand};
-use dialogs::{TuiUi, UiRequest};
+use commands::COMMANDS;
 use pi_coding_agent::App;
 use pi_coding_agent::SessionEvent;
 use pi_coding_agent::resolve::ResolveAction;
-use render::Renderers;
-use screen::{Action, PickerKind, Screen};
-use transcript::NoticeKind;
+use screen::PickerKind;
 
 pub use terminal::restore as restore_terminal;
 

@@ -44,7 +44,7 @@ impl std::fmt::Debug for RenderContext<'_> {
 }
 
 /// The lines of `item` at `width`, starting with the blank row that separates items.
-pub fn render_item(item: &Item, context: RenderContext<'_>, width: u16) -> Vec<Line> {
+pub(super) fn render_item(item: &Item, context: RenderContext<'_>, width: u16) -> Vec<Line> {
     let theme = context.theme;
     let mut lines = Spacer(1).render(width);
     match item {

@@ -28,7 +28,7 @@ use pi_coding_agent::SessionEvent;
 use pi_coding_agent::resolve::ResolveAction;
 
 /// The reason recorded when the user resolves a preview from the keyboard without giving one.
-pub const USER_REASON: &str = "Decided by the user.";
+pub(super) const USER_REASON: &str = "Decided by the user.";
 
 /// What the user asked for; the loop carries it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -329,7 +329,7 @@ impl Screen {
         }
         if is_alt_enter(&key) {
             let text = self.editor.submit()?;
-            if self.running && commands::parse(&text).is_none() {
+            if self.running && commands::parse_slash_command(&text).is_none() {
                 self.queued.push(Queued::FollowUp(text.clone()));
                 return Some(Action::FollowUp(text));
             }
@@ -359,7 +359,7 @@ impl Screen {
     }
 
     fn submitted(&mut self, text: String) -> Action {
-        match commands::parse(&text) {
+        match commands::parse_slash_command(&text) {
             Some(SlashCommand::Quit) => Action::Exit,
             Some(SlashCommand::Apply(reason)) => Action::Resolve {
                 action: ResolveAction::Apply,

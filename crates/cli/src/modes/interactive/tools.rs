@@ -12,7 +12,7 @@ use super::transcript::ToolBlock;
 
 /// How a result body is drawn.
 #[derive(Debug, Clone, Copy)]
-pub struct RenderOptions<'a> {
+pub(super) struct RenderOptions<'a> {
     /// Ctrl+O: show everything.
     pub expanded: bool,
     /// The theme.
@@ -22,7 +22,7 @@ pub struct RenderOptions<'a> {
 }
 
 /// The text blocks of a result, joined.
-pub fn result_text(result: &ToolResult) -> String {
+pub(super) fn result_text(result: &ToolResult) -> String {
     result
         .content
         .iter()
@@ -97,7 +97,7 @@ fn seconds(duration: std::time::Duration) -> String {
 }
 
 /// The call line of a built-in tool, or `None` for a tool without its own renderer.
-pub fn call_line(block: &ToolBlock, theme: &Theme) -> Option<Line> {
+pub(super) fn call_line(block: &ToolBlock, theme: &Theme) -> Option<Line> {
     let args = &block.args;
     let muted = |text: String| theme.fg(Slot::Muted, text);
     let accent = |text: String| theme.fg(Slot::Accent, text);
@@ -192,7 +192,7 @@ fn paths(args: &Value) -> String {
 }
 
 /// The body of a built-in tool's result (partial while running), or `None` for other tools.
-pub fn body(block: &ToolBlock, options: RenderOptions<'_>) -> Option<Vec<Line>> {
+pub(super) fn body(block: &ToolBlock, options: RenderOptions<'_>) -> Option<Vec<Line>> {
     let theme = options.theme;
     let result = block.result.as_ref().or(block.partial.as_ref());
     let text = result.map(result_text).unwrap_or_default();
@@ -411,7 +411,7 @@ fn resolve_call(args: &Value, theme: &Theme) -> Line {
 /// blank, `<icon> Accept|Failed|Discard: <summary> [<source>]`, blank, the reason in italics,
 /// blank — coloured `error` when it failed, `success` for an applied action, `warning` otherwise.
 /// The lines are padded to the width by the caller (they carry the block's style).
-pub fn resolve_result(args: &Value, result: &ToolResult, is_error: bool, theme: &Theme) -> Vec<Line> {
+pub(super) fn resolve_result(args: &Value, result: &ToolResult, is_error: bool, theme: &Theme) -> Vec<Line> {
     let details = &result.details;
     let action = details
         .get("action")
