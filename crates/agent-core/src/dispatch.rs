@@ -12,6 +12,9 @@
 //!   calls together, emitting `tool_execution_end` in completion order, then emit the result
 //!   messages in source order. An abort during preflight stops it; calls already prepared end
 //!   as `Operation aborted` without running (pi PR #8936).
+//!
+//! No tool is executed once the run is aborted: the check after preparing a call is the last step
+//! before [`AgentTool::execute`], so tools need no abort check of their own before they start.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -27,10 +30,8 @@ use crate::config::AgentLoopConfig;
 use crate::event::{AgentEvent, EventSink};
 use crate::hooks::{AfterToolCallContext, BeforeToolCallContext};
 use crate::message::{AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, now_ms};
-use crate::tool::{AgentTool, ToolContext, ToolExecutionMode, ToolResult, ToolUpdateSink};
+use crate::tool::{AgentTool, OPERATION_ABORTED, ToolContext, ToolExecutionMode, ToolResult, ToolUpdateSink};
 
-/// Text of a call that was never run because the run was aborted.
-pub(crate) const OPERATION_ABORTED: &str = "Operation aborted";
 /// Text of a call blocked by `before_tool_call` without a reason.
 pub(crate) const BLOCKED_DEFAULT: &str = "Tool execution was blocked";
 
