@@ -23,7 +23,7 @@
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::FutureExt;
@@ -37,6 +37,7 @@ use crate::event::{AgentEvent, EventSink};
 use crate::message::{AgentMessage, AssistantMessage, ContentBlock, StopReason, UserContent, UserMessage, now_ms};
 use crate::model::{Model, StreamFn, ThinkingLevel};
 use crate::queue::{MessageQueue, QueueMode};
+use crate::sync::lock;
 use crate::tool::AgentTool;
 
 /// Errors of the [`Agent`] API, with pi's messages.
@@ -201,10 +202,6 @@ struct Shared {
     next_listener: AtomicU64,
     run: Mutex<Option<ActiveRun>>,
     idle: watch::Sender<bool>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A handle returned by [`Agent::subscribe`]; call [`Subscription::unsubscribe`] to stop

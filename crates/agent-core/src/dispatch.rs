@@ -12,6 +12,12 @@
 //!   calls together, emitting `tool_execution_end` in completion order, then emit the result
 //!   messages in source order. An abort during preflight stops it; calls already prepared end
 //!   as `Operation aborted` without running (pi PR #8936).
+//!
+//! No tool is executed once the run is aborted: the check after preparing a call is the last step
+//! before [`AgentTool::execute`], so tools need no abort check of their own before they start.
+//!
+//! Every call runs in a `tool_call` [`tracing`] span with the tool's name and the call id (never
+//! the arguments, which may hold secrets), with debug events when it starts and ends.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -22,15 +28,14 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, Span};
 
 use crate::config::AgentLoopConfig;
 use crate::event::{AgentEvent, EventSink};
 use crate::hooks::{AfterToolCallContext, BeforeToolCallContext};
 use crate::message::{AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, now_ms};
-use crate::tool::{AgentTool, ToolContext, ToolExecutionMode, ToolResult, ToolUpdateSink};
+use crate::tool::{AgentTool, OPERATION_ABORTED, ToolContext, ToolExecutionMode, ToolResult, ToolUpdateSink};
 
-/// Text of a call that was never run because the run was aborted.
-pub(crate) const OPERATION_ABORTED: &str = "Operation aborted";
 /// Text of a call blocked by `before_tool_call` without a reason.
 pub(crate) const BLOCKED_DEFAULT: &str = "Tool execution was blocked";
 
@@ -118,6 +123,11 @@ pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// The tracing span of one call: the tool's name and the call id, never the arguments.
+fn call_span(call: &ToolCall) -> Span {
+    tracing::debug_span!("tool_call", tool_name = %call.name, call_id = %call.id)
+}
+
 fn find_tool<'t>(tools: &'t [Arc<dyn AgentTool>], name: &str) -> Option<&'t Arc<dyn AgentTool>> {
     tools.iter().find(|tool| tool.name() == name)
 }
@@ -138,9 +148,10 @@ impl Batch<'_> {
 
     /// Runs every call of the batch and emits its events.
     pub(crate) async fn run(&self, calls: &[&ToolCall], sink: &mut dyn EventSink) -> BatchOutcome {
+        let spans: Vec<Span> = calls.iter().map(|call| call_span(call)).collect();
         let settled = match self.mode(calls) {
-            ToolExecutionMode::Sequential => self.run_sequential(calls, sink).await,
-            ToolExecutionMode::Parallel => self.run_parallel(calls, sink).await,
+            ToolExecutionMode::Sequential => self.run_sequential(calls, &spans, sink).await,
+            ToolExecutionMode::Parallel => self.run_parallel(calls, &spans, sink).await,
         };
         let terminate = !settled.is_empty() && settled.iter().all(|s| s.terminate);
         let results = settled.into_iter().map(|s| s.message).collect();
@@ -151,9 +162,10 @@ impl Batch<'_> {
     pub(crate) async fn fail_truncated(&self, calls: &[&ToolCall], sink: &mut dyn EventSink) -> BatchOutcome {
         let mut results = Vec::with_capacity(calls.len());
         for call in calls {
-            emit_start(sink, call).await;
+            let span = call_span(call);
+            emit_start(sink, call, &span).await;
             let finalized = Finalized::error(length_error_text(&call.name));
-            emit_end(sink, call, &finalized).await;
+            emit_end(sink, call, &finalized, &span).await;
             let message = result_message(call, &finalized);
             emit_result_message(sink, &message).await;
             results.push(message);
@@ -164,18 +176,18 @@ impl Batch<'_> {
         }
     }
 
-    async fn run_sequential(&self, calls: &[&ToolCall], sink: &mut dyn EventSink) -> Vec<Settled> {
+    async fn run_sequential(&self, calls: &[&ToolCall], spans: &[Span], sink: &mut dyn EventSink) -> Vec<Settled> {
         let mut settled = Vec::with_capacity(calls.len());
-        for (index, call) in calls.iter().enumerate() {
-            emit_start(sink, call).await;
-            let finalized = match self.prepare(call).await {
+        for (index, (call, span)) in calls.iter().zip(spans).enumerate() {
+            emit_start(sink, call, span).await;
+            let finalized = match self.prepare(call).instrument(span.clone()).await {
                 Prepared::Immediate(finalized) => {
-                    emit_end(sink, call, &finalized).await;
+                    emit_end(sink, call, &finalized, span).await;
                     finalized
                 }
                 Prepared::Ready { tool, args } => {
                     let ready = vec![(index, tool, args)];
-                    let mut done = self.execute_all(calls, ready, sink).await;
+                    let mut done = self.execute_all(calls, spans, ready, sink).await;
                     done.pop()
                         .map(|(_, f)| f)
                         .unwrap_or_else(|| Finalized::error(OPERATION_ABORTED))
@@ -191,14 +203,14 @@ impl Batch<'_> {
         settled
     }
 
-    async fn run_parallel(&self, calls: &[&ToolCall], sink: &mut dyn EventSink) -> Vec<Settled> {
+    async fn run_parallel(&self, calls: &[&ToolCall], spans: &[Span], sink: &mut dyn EventSink) -> Vec<Settled> {
         let mut slots: Vec<Option<Finalized>> = vec![None; calls.len()];
         let mut ready = Vec::new();
-        for (index, call) in calls.iter().enumerate() {
-            emit_start(sink, call).await;
-            match self.prepare(call).await {
+        for (index, (call, span)) in calls.iter().zip(spans).enumerate() {
+            emit_start(sink, call, span).await;
+            match self.prepare(call).instrument(span.clone()).await {
                 Prepared::Immediate(finalized) => {
-                    emit_end(sink, call, &finalized).await;
+                    emit_end(sink, call, &finalized, span).await;
                     slots[index] = Some(finalized);
                 }
                 Prepared::Ready { tool, args } => ready.push((index, tool, args)),
@@ -210,11 +222,11 @@ impl Batch<'_> {
         if self.cancel.is_cancelled() {
             for (index, _, _) in ready {
                 let finalized = Finalized::error(OPERATION_ABORTED);
-                emit_end(sink, calls[index], &finalized).await;
+                emit_end(sink, calls[index], &finalized, &spans[index]).await;
                 slots[index] = Some(finalized);
             }
         } else {
-            for (index, finalized) in self.execute_all(calls, ready, sink).await {
+            for (index, finalized) in self.execute_all(calls, spans, ready, sink).await {
                 slots[index] = Some(finalized);
             }
         }
@@ -279,6 +291,7 @@ impl Batch<'_> {
     async fn execute_all(
         &self,
         calls: &[&ToolCall],
+        spans: &[Span],
         ready: Vec<(usize, Arc<dyn AgentTool>, Value)>,
         sink: &mut dyn EventSink,
     ) -> Vec<(usize, Finalized)> {
@@ -291,9 +304,8 @@ impl Batch<'_> {
                 let _ = tx.send((index, partial));
             });
             let call = calls[index];
-            running.push(Box::pin(async move {
-                (index, self.execute(call, tool, args, updates).await)
-            }));
+            let run = self.execute(call, tool, args, updates).instrument(spans[index].clone());
+            running.push(Box::pin(async move { (index, run.await) }));
         }
         drop(update_tx);
         let mut done = Vec::with_capacity(running.len());
@@ -306,7 +318,7 @@ impl Batch<'_> {
                     while let Ok((earlier, partial)) = update_rx.try_recv() {
                         emit_update(sink, calls[earlier], partial).await;
                     }
-                    emit_end(sink, calls[index], &finalized).await;
+                    emit_end(sink, calls[index], &finalized, &spans[index]).await;
                     done.push((index, finalized));
                 }
             }
@@ -391,7 +403,8 @@ fn result_message(call: &ToolCall, finalized: &Finalized) -> ToolResultMessage {
     }
 }
 
-async fn emit_start(sink: &mut dyn EventSink, call: &ToolCall) {
+async fn emit_start(sink: &mut dyn EventSink, call: &ToolCall, span: &Span) {
+    span.in_scope(|| tracing::debug!("tool call started"));
     sink.emit(AgentEvent::ToolExecutionStart {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
@@ -410,7 +423,8 @@ async fn emit_update(sink: &mut dyn EventSink, call: &ToolCall, partial: ToolRes
     .await;
 }
 
-async fn emit_end(sink: &mut dyn EventSink, call: &ToolCall, finalized: &Finalized) {
+async fn emit_end(sink: &mut dyn EventSink, call: &ToolCall, finalized: &Finalized, span: &Span) {
+    span.in_scope(|| tracing::debug!(is_error = finalized.is_error, "tool call finished"));
     sink.emit(AgentEvent::ToolExecutionEnd {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),

@@ -158,7 +158,7 @@ impl FauxModel {
     }
 
     fn state(&self) -> MutexGuard<'_, FauxState> {
-        self.inner.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.inner.state)
     }
 
     /// Replaces the response queue.

@@ -6,8 +6,8 @@
 //!
 //! * [`message`]: transcript messages and content blocks with pi's JSON shapes.
 //! * [`model`]: the model boundary, the [`StreamFn`] trait; [`faux`]: a scripted model.
-//! * [`tool`]: the [`AgentTool`] trait, typed tools, [`ToolExecutionMode`]; [`validate`]:
-//!   argument validation with coercion.
+//! * [`tool`]: the [`AgentTool`] trait, typed tools ([`TypedTool`], [`Lenient`] parameters),
+//!   [`ToolExecutionMode`]; [`validate`]: argument validation with coercion.
 //! * [`mod@agent_loop`]: the loop; [`event`]: its events; [`hooks`]: before/after tool-call hooks.
 //! * [`agent`]: the stateful [`Agent`] with steering and follow-up [`queue`]s.
 //!
@@ -42,9 +42,12 @@ mod dispatch;
 pub mod event;
 pub mod faux;
 pub mod hooks;
+mod lenient;
 pub mod message;
 pub mod model;
+mod names;
 pub mod queue;
+mod sync;
 pub mod tool;
 pub mod validate;
 
@@ -62,6 +65,7 @@ pub use hooks::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallHook,
     BeforeToolCallResult,
 };
+pub use lenient::Lenient;
 pub use message::{
     AgentMessage, AssistantMessage, ContentBlock, Cost, CustomMessage, ImageContent, StopReason, TextContent,
     ThinkingContent, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage, now_ms,
@@ -70,9 +74,11 @@ pub use model::{
     AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, StreamFn, StreamOptions,
     ThinkingLevel, ToolChoice, default_stream_fn, set_default_stream_fn,
 };
+pub use names::UnknownName;
 pub use queue::{MessageQueue, QueueMode};
+pub use sync::lock;
 pub use tool::{
-    AgentTool, FnTool, ToolContext, ToolError, ToolExecutionMode, ToolResult, ToolUpdateSink, Typed, TypedTool,
-    typed_tool,
+    AgentTool, FnTool, OPERATION_ABORTED, ToolContext, ToolError, ToolExecutionMode, ToolResult, ToolUpdateSink,
+    TypedTool, typed_tool,
 };
 pub use validate::ToolParameters;

@@ -110,6 +110,12 @@ pub enum ThinkingLevel {
     Max,
 }
 
+crate::names::impl_serde_names!(
+    ThinkingLevel,
+    "thinking level",
+    [Off, Minimal, Low, Medium, High, Xhigh, Max]
+);
+
 /// Which tool, if any, the model must call.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "type", content = "name")]

@@ -31,6 +31,8 @@ pub enum QueueMode {
     OneAtATime,
 }
 
+crate::names::impl_serde_names!(QueueMode, "queue mode", [All, OneAtATime]);
+
 /// A FIFO of messages drained according to its [`QueueMode`].
 #[derive(Debug, Clone, Default)]
 pub struct MessageQueue {

@@ -6,11 +6,10 @@
 //! schema before calling [`AgentTool::execute`]. A tool reports failure by returning
 //! [`ToolError`]; its message becomes the error result the model sees.
 //!
-//! Tools with Rust-typed parameters implement [`TypedTool`] and are wrapped with
-//! [`typed_tool`]:
+//! Tools with Rust-typed parameters implement [`TypedTool`], which makes them an [`AgentTool`]:
 //!
 //! ```
-//! use pi_agent_core::{typed_tool, ToolContext, ToolError, ToolResult, TypedTool};
+//! use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct EchoArgs {
@@ -18,21 +17,28 @@
 //!     text: String,
 //! }
 //!
-//! struct Echo;
+//! struct Echo {
+//!     parameters: ToolParameters,
+//! }
 //!
 //! #[async_trait::async_trait]
 //! impl TypedTool for Echo {
 //!     type Params = EchoArgs;
 //!     fn name(&self) -> &str { "echo" }
 //!     fn description(&self) -> &str { "Echo the text back" }
+//!     fn parameters(&self) -> &ToolParameters { &self.parameters }
 //!     async fn execute(&self, _id: &str, args: EchoArgs, _ctx: ToolContext) -> Result<ToolResult, ToolError> {
 //!         Ok(ToolResult::text(args.text))
 //!     }
 //! }
 //!
-//! let tool = typed_tool(Echo);
+//! let tool = pi_agent_core::typed_tool(Echo { parameters: ToolParameters::of::<EchoArgs>() });
 //! assert_eq!(tool.name(), "echo");
 //! assert_eq!(tool.parameters().schema()["required"][0], "text");
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let result = tool.execute("call-1", serde_json::json!({"text": "hi"}), ToolContext::detached()).await;
+//! assert_eq!(result.unwrap().content[0].as_text(), Some("hi"));
+//! # });
 //! ```
 
 use std::sync::Arc;
@@ -61,6 +67,8 @@ pub enum ToolExecutionMode {
     /// Must run one at a time; forces its whole batch to run sequentially.
     Sequential,
 }
+
+crate::names::impl_serde_names!(ToolExecutionMode, "tool execution mode", [Parallel, Sequential]);
 
 /// What a tool returns (pi's `AgentToolResult`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -252,6 +260,9 @@ impl ToolContext {
     }
 }
 
+/// Text of a tool call cut short, or never started, because the run was aborted.
+pub const OPERATION_ABORTED: &str = "Operation aborted";
+
 /// A tool the agent loop can call (pi's `AgentTool`).
 #[async_trait]
 pub trait AgentTool: Send + Sync {
@@ -279,15 +290,31 @@ pub trait AgentTool: Send + Sync {
         args
     }
 
-    /// Runs the call with validated arguments.
+    /// Runs the call with validated arguments. The loop never calls it once the run was aborted
+    /// (such calls end as [`OPERATION_ABORTED`] without running); a long-running tool watches
+    /// [`ToolContext::cancel`] while it works.
     async fn execute(&self, call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError>;
 }
 
-/// A tool whose parameters are a Rust type; wrap it with [`typed_tool`] to get an [`AgentTool`].
+/// A tool whose arguments arrive as a Rust value: the loop validates the model's JSON against
+/// [`TypedTool::parameters`], [`TypedTool::parse_arguments`] turns it into
+/// [`TypedTool::Params`], and [`TypedTool::execute`] gets the typed value.
+///
+/// Every `TypedTool` is an [`AgentTool`] (a blanket implementation), so a typed tool goes into a
+/// tool list as `Arc::new(tool)` (or [`typed_tool`]) and can still be called with raw JSON through
+/// [`AgentTool::execute`]. That adapter does what every tool would otherwise repeat: it returns
+/// [`TypedTool::aborted`] without running anything when the run was already aborted (the loop
+/// itself never calls a tool after an abort; this covers direct callers), and it reports
+/// arguments that do not parse as the tool's error.
+///
+/// The schema is the tool's own [`ToolParameters`]: derived from the parameter type with
+/// [`ToolParameters::of`], or written by hand with [`ToolParameters::new`] when the schema the
+/// model sees must be exactly some text (pi's built-ins). Loosely typed fields that must not fail
+/// the call can use [`Lenient`](crate::Lenient).
 #[async_trait]
 pub trait TypedTool: Send + Sync + 'static {
-    /// The parameter type; its schema is derived with schemars.
-    type Params: DeserializeOwned + schemars::JsonSchema + Send;
+    /// The parameter type the validated arguments deserialize into.
+    type Params: DeserializeOwned + Send;
 
     /// Name the model calls the tool by.
     fn name(&self) -> &str;
@@ -300,57 +327,66 @@ pub trait TypedTool: Send + Sync + 'static {
     /// Description sent to the model.
     fn description(&self) -> &str;
 
+    /// Parameter schema sent to the model, with its cached validator.
+    fn parameters(&self) -> &ToolParameters;
+
     /// Per-tool execution mode.
     fn execution_mode(&self) -> Option<ToolExecutionMode> {
         None
     }
 
-    /// Compatibility shim run on the raw arguments before validation.
+    /// Compatibility shim run on the raw arguments before validation (pi's `prepareArguments`).
     fn prepare_arguments(&self, args: Value) -> Value {
         args
     }
 
+    /// Turns the validated arguments into [`TypedTool::Params`]; the error is the call's result.
+    /// Defaults to `serde_json::from_value`; override it for tool-specific error texts or checks
+    /// that span several fields.
+    fn parse_arguments(&self, args: Value) -> Result<Self::Params, ToolError> {
+        serde_json::from_value(args).map_err(ToolError::from)
+    }
+
+    /// The error of a call made after the run was aborted; defaults to [`OPERATION_ABORTED`].
+    fn aborted(&self) -> ToolError {
+        ToolError::new(OPERATION_ABORTED)
+    }
+
     /// Runs the call.
-    async fn execute(&self, call_id: &str, args: Self::Params, ctx: ToolContext) -> Result<ToolResult, ToolError>;
+    async fn execute(&self, call_id: &str, params: Self::Params, ctx: ToolContext) -> Result<ToolResult, ToolError>;
 }
 
-/// Adapts a [`TypedTool`] to [`AgentTool`]; built by [`typed_tool`].
-pub struct Typed<T: TypedTool> {
-    tool: T,
-    parameters: ToolParameters,
-}
-
-/// Wraps a [`TypedTool`] as a shareable [`AgentTool`].
+/// Wraps a [`TypedTool`] as a shareable [`AgentTool`] (the same as `Arc::new(tool)`).
 pub fn typed_tool<T: TypedTool>(tool: T) -> Arc<dyn AgentTool> {
-    Arc::new(Typed {
-        parameters: ToolParameters::of::<T::Params>(),
-        tool,
-    })
+    Arc::new(tool)
 }
 
 #[async_trait]
-impl<T: TypedTool> AgentTool for Typed<T> {
+impl<T: TypedTool> AgentTool for T {
     fn name(&self) -> &str {
-        self.tool.name()
+        TypedTool::name(self)
     }
     fn label(&self) -> &str {
-        self.tool.label()
+        TypedTool::label(self)
     }
     fn description(&self) -> &str {
-        self.tool.description()
+        TypedTool::description(self)
     }
     fn parameters(&self) -> &ToolParameters {
-        &self.parameters
+        TypedTool::parameters(self)
     }
     fn execution_mode(&self) -> Option<ToolExecutionMode> {
-        self.tool.execution_mode()
+        TypedTool::execution_mode(self)
     }
     fn prepare_arguments(&self, args: Value) -> Value {
-        self.tool.prepare_arguments(args)
+        TypedTool::prepare_arguments(self, args)
     }
     async fn execute(&self, call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        let params: T::Params = serde_json::from_value(args)?;
-        self.tool.execute(call_id, params, ctx).await
+        if ctx.cancel.is_cancelled() {
+            return Err(TypedTool::aborted(self));
+        }
+        let params = self.parse_arguments(args)?;
+        TypedTool::execute(self, call_id, params, ctx).await
     }
 }
 
@@ -451,5 +487,92 @@ impl AgentTool for FnTool {
     }
     async fn execute(&self, call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         (self.execute)(call_id.to_owned(), args, ctx).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Args {
+        n: u32,
+    }
+
+    struct Counting {
+        parameters: ToolParameters,
+        runs: AtomicUsize,
+        aborted_text: Option<&'static str>,
+    }
+
+    impl Counting {
+        fn new(aborted_text: Option<&'static str>) -> Self {
+            Counting {
+                parameters: ToolParameters::new(serde_json::json!({"type": "object"})),
+                runs: AtomicUsize::new(0),
+                aborted_text,
+            }
+        }
+    }
+
+    #[async_trait]
+    impl TypedTool for Counting {
+        type Params = Args;
+        fn name(&self) -> &str {
+            "count"
+        }
+        fn description(&self) -> &str {
+            "Counts its runs"
+        }
+        fn parameters(&self) -> &ToolParameters {
+            &self.parameters
+        }
+        fn aborted(&self) -> ToolError {
+            self.aborted_text
+                .map_or_else(|| ToolError::new(OPERATION_ABORTED), ToolError::new)
+        }
+        async fn execute(&self, _id: &str, args: Args, _ctx: ToolContext) -> Result<ToolResult, ToolError> {
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            Ok(ToolResult::text(args.n.to_string()))
+        }
+    }
+
+    fn run<T: AgentTool>(tool: &T, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let runtime = tokio::runtime::Builder::new_current_thread().build();
+        let runtime = runtime.map_err(ToolError::from)?;
+        runtime.block_on(tool.execute("call-1", args, ctx))
+    }
+
+    #[test]
+    fn typed_tools_get_typed_arguments() {
+        let tool = Counting::new(None);
+        let result = run(&tool, serde_json::json!({"n": 3}), ToolContext::detached());
+        assert_eq!(
+            result
+                .ok()
+                .and_then(|r| r.content[0].as_text().map(str::to_owned))
+                .as_deref(),
+            Some("3")
+        );
+        let error = run(&tool, serde_json::json!({"n": "x"}), ToolContext::detached()).err();
+        assert_eq!(
+            error.map(|e| e.message().to_owned()).as_deref(),
+            Some("invalid type: string \"x\", expected u32")
+        );
+        assert_eq!(tool.runs.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn an_aborted_run_never_starts_a_typed_tool() {
+        for (text, expected) in [(None, OPERATION_ABORTED), (Some("Command aborted"), "Command aborted")] {
+            let tool = Counting::new(text);
+            let ctx = ToolContext::detached();
+            ctx.cancel.cancel();
+            let error = run(&tool, serde_json::json!({"n": 3}), ctx).err();
+            assert_eq!(error.map(|e| e.message().to_owned()).as_deref(), Some(expected));
+            assert_eq!(tool.runs.load(Ordering::SeqCst), 0);
+        }
     }
 }

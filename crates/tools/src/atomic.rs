@@ -202,7 +202,7 @@ fn stage_all(files: &[BatchWrite<'_>], hooks: &dyn BatchHooks) -> Result<Vec<Sta
             if result.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }
-            *slots[index].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+            *pi_agent_core::lock(&slots[index]) = Some(result);
         }
     };
     // Staging waits on the disk (fsync) more than on the CPU, so it uses more threads than cores.

@@ -54,7 +54,7 @@ impl<T> FirstByPath<T> {
     }
 
     fn lock(&self) -> MutexGuard<'_, State<T>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        pi_agent_core::lock(&self.state)
     }
 
     /// Whether `path` sorts after every result that can still be output.

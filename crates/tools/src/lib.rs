@@ -1,7 +1,9 @@
 //! pi's built-in tools: `read`, `write`, `edit`, `bash`, `grep`, `find` and `ls`.
 //!
-//! Each tool implements [`pi_agent_core::AgentTool`] with pi's exact name, parameter schema,
-//! description, limits, output format and error strings, because models are trained on them.
+//! Each tool implements [`pi_agent_core::TypedTool`] (and so [`pi_agent_core::AgentTool`]) with
+//! pi's exact name, parameter schema, description, limits, output format and error strings,
+//! because models are trained on them; its arguments arrive as a typed parameter struct
+//! (`read::ReadParams`, `bash::BashParams`, …) read as leniently as pi reads them.
 //! Beyond pi: `grep`, `find` and `ls` need no external programs (they are built on the ripgrep
 //! libraries), and `write` / `edit` replace files atomically and share a per-file
 //! [`mutation_queue`] with every other mutating tool.
@@ -17,7 +19,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi_agent_core::AgentTool;
+use pi_agent_core::{AgentTool, ToolError};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 pub mod atomic;
 pub mod bash;
@@ -34,9 +38,6 @@ pub mod truncate;
 pub mod write;
 
 pub use truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH};
-
-/// Text of a tool call cancelled by an abort.
-pub const OPERATION_ABORTED: &str = "Operation aborted";
 
 /// Every built-in tool, in pi's order.
 pub const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
@@ -76,6 +77,15 @@ impl ToolEnv {
     /// The working directory.
     pub fn cwd(&self) -> &Path {
         &self.cwd
+    }
+}
+
+/// Reads the arguments of a tool whose one strict field is the one `error` is about (every other
+/// field is lenient): any failure — also arguments that are no JSON object — is that error.
+pub(crate) fn parse_or<T: DeserializeOwned>(args: Value, error: &str) -> Result<T, ToolError> {
+    match args {
+        Value::Object(_) => serde_json::from_value(args).map_err(|_| ToolError::new(error)),
+        _ => Err(ToolError::new(error)),
     }
 }
 

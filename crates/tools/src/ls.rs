@@ -25,16 +25,16 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult};
+use pi_agent_core::{OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
 
+use crate::ToolEnv;
 use crate::node::{fs_error, js_number, normalize_path};
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
-use crate::{OPERATION_ABORTED, ToolEnv};
 
 /// pi's description of `ls`.
 const DESCRIPTION: &str = "List directory contents. Returns entries sorted alphabetically, with '/' suffix for \
@@ -72,10 +72,13 @@ impl LsTool {
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct LsArgs {
-    path: Option<String>,
-    limit: Option<f64>,
+/// The arguments of an `ls` call.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct LsParams {
+    /// Directory to list (default: current directory).
+    pub path: Option<String>,
+    /// Maximum number of entries to return (default: 500).
+    pub limit: Option<f64>,
 }
 
 /// What the blocking walk found.
@@ -85,7 +88,9 @@ struct Listing {
 }
 
 #[async_trait]
-impl AgentTool for LsTool {
+impl TypedTool for LsTool {
+    type Params = LsParams;
+
     fn name(&self) -> &str {
         "ls"
     }
@@ -98,11 +103,7 @@ impl AgentTool for LsTool {
         &self.parameters
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(OPERATION_ABORTED));
-        }
-        let args: LsArgs = serde_json::from_value(args)?;
+    async fn execute(&self, _call_id: &str, args: LsParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
         if !(limit.is_finite() && limit > 0.0) {
             return Err(ToolError::new(INVALID_LIMIT));

@@ -62,7 +62,7 @@ impl std::fmt::Debug for FileMutationGuard {
 impl Drop for FileMutationGuard {
     fn drop(&mut self) {
         drop(self.guard.take());
-        let mut map = locks().lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = pi_agent_core::lock(locks());
         // Forget the lock once nobody holds or waits for it, so the map does not grow forever.
         if map.get(&self.key).is_some_and(|lock| Arc::strong_count(lock) == 1) {
             map.remove(&self.key);
@@ -77,7 +77,7 @@ pub async fn lock_file(path: &Path) -> FileMutationGuard {
         .await
         .unwrap_or_else(|_| path.to_path_buf());
     let lock = {
-        let mut map = locks().lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = pi_agent_core::lock(locks());
         map.entry(key.clone()).or_default().clone()
     };
     let guard = lock.lock_owned().await;

@@ -23,14 +23,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult};
+use pi_agent_core::{OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::ToolEnv;
 use crate::atomic::write_atomic;
 use crate::mutation_queue::with_file_mutation_queue;
 use crate::node::{fs_error, normalize_path};
-use crate::{OPERATION_ABORTED, ToolEnv};
 
 /// pi's description of `write`.
 const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. \
@@ -60,14 +60,19 @@ impl WriteTool {
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct WriteArgs {
-    path: String,
-    content: String,
+/// The arguments of a `write` call.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct WriteParams {
+    /// Path to the file to write (relative or absolute).
+    pub path: String,
+    /// Content to write to the file.
+    pub content: String,
 }
 
 #[async_trait]
-impl AgentTool for WriteTool {
+impl TypedTool for WriteTool {
+    type Params = WriteParams;
+
     fn name(&self) -> &str {
         "write"
     }
@@ -80,8 +85,8 @@ impl AgentTool for WriteTool {
         &self.parameters
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        let WriteArgs { path, content } = serde_json::from_value(args)?;
+    async fn execute(&self, _call_id: &str, args: WriteParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let WriteParams { path, content } = args;
         let absolute = normalize_path(&self.env.resolve(&path));
         // pi reports the JS string length: UTF-16 code units.
         let length = content.encode_utf16().count();

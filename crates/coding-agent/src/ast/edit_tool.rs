@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult};
-use pi_tools::OPERATION_ABORTED;
+use pi_agent_core::{Lenient, OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult};
 use pi_tools::atomic::{BatchHooks, NoHooks};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -165,40 +165,78 @@ impl AstEditTool {
     }
 }
 
-/// The validated arguments.
-struct EditArgs {
-    ops: Vec<(String, String)>,
-    paths: Vec<String>,
-    lang: Option<String>,
+/// The checked arguments of an `ast_edit` call. They deserialize from any JSON value: fields of
+/// the wrong type count as absent, and the checks' errors (no ops, a blank or repeated pattern,
+/// an `out` that is no string) are the deserialization errors.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Value")]
+pub struct AstEditParams {
+    /// The rewrite ops as `(pattern, template)`: at least one, patterns non-blank and distinct.
+    pub ops: Vec<(String, String)>,
+    /// Files, directories or globs to rewrite (strings only; others were dropped).
+    pub paths: Vec<String>,
+    /// Language override; `None` when absent or blank.
+    pub lang: Option<String>,
 }
 
-fn parse_args(args: &Value) -> Result<EditArgs, ToolError> {
-    let ops = args
-        .get("ops")
-        .and_then(Value::as_array)
+/// The arguments as sent, every field lenient so that the checks below report what is wrong.
+#[derive(Default, Deserialize)]
+struct RawEditArgs {
+    /// Each op is read on its own ([`RawOp`]), so that its index can be reported.
+    #[serde(default)]
+    ops: Lenient<Vec<Value>>,
+    #[serde(default)]
+    paths: Lenient<Vec<Lenient<String>>>,
+    #[serde(default)]
+    lang: Lenient<String>,
+}
+
+/// One op as sent (an op that is no object reads as one without `pat` and `out`).
+#[derive(Default, Deserialize)]
+struct RawOp {
+    #[serde(default)]
+    pat: Lenient<String>,
+    #[serde(default)]
+    out: Lenient<String>,
+}
+
+impl TryFrom<Value> for AstEditParams {
+    type Error = ToolError;
+
+    fn try_from(args: Value) -> Result<Self, ToolError> {
+        parse_args(&args)
+    }
+}
+
+fn parse_args(args: &Value) -> Result<AstEditParams, ToolError> {
+    let raw: RawEditArgs = super::lenient_args(args);
+    let ops = raw
+        .ops
+        .into_inner()
         .filter(|ops| !ops.is_empty())
         .ok_or_else(|| ToolError::new("`ops` must include at least one op entry"))?;
     let mut parsed = Vec::with_capacity(ops.len());
     let mut seen = HashSet::new();
-    for (index, op) in ops.iter().enumerate() {
+    for (index, op) in ops.into_iter().enumerate() {
+        let op: RawOp = super::lenient_args(&op);
         let pat = op
-            .get("pat")
-            .and_then(Value::as_str)
+            .pat
+            .into_inner()
             .filter(|pat| !pat.trim().is_empty())
             .ok_or_else(|| ToolError::new(format!("`ops[{index}].pat` must be a non-empty pattern")))?;
         let out = op
-            .get("out")
-            .and_then(Value::as_str)
+            .out
+            .into_inner()
             .ok_or_else(|| ToolError::new(format!("`ops[{index}].out` must be a string")))?;
-        if !seen.insert(pat) {
+        if !seen.insert(pat.clone()) {
             return Err(ToolError::new(format!("Duplicate rewrite pattern: {pat}")));
         }
-        parsed.push((pat.to_owned(), out.to_owned()));
+        parsed.push((pat, out));
     }
-    Ok(EditArgs {
+    Ok(AstEditParams {
         ops: parsed,
-        paths: super::string_list(args.get("paths")),
-        lang: super::optional_string(args.get("lang")),
+        paths: super::string_list(raw.paths),
+        lang: super::optional_string(raw.lang),
     })
 }
 
@@ -302,7 +340,7 @@ fn change_details(cwd: &Path, files: &[FileEdits]) -> Vec<Value> {
 /// Runs the whole preview: paths, language, rules, matching, overlap check, text and details.
 fn build_preview(
     cwd: &Path,
-    args: &EditArgs,
+    args: &AstEditParams,
     max_files: usize,
     cancel: &CancellationToken,
 ) -> Result<Preview, ToolError> {
@@ -419,7 +457,9 @@ fn build_preview(
 }
 
 #[async_trait]
-impl AgentTool for AstEditTool {
+impl pi_agent_core::TypedTool for AstEditTool {
+    type Params = AstEditParams;
+
     fn name(&self) -> &str {
         "ast_edit"
     }
@@ -436,11 +476,7 @@ impl AgentTool for AstEditTool {
         &self.parameters
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(OPERATION_ABORTED));
-        }
-        let args = parse_args(&args)?;
+    async fn execute(&self, _call_id: &str, args: AstEditParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let max_files = self
             .max_files
             .unwrap_or_else(|| max_files_from(std::env::var("PI_MAX_AST_FILES").ok().as_deref()));
@@ -469,7 +505,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::resolve::PendingError;
-    use pi_agent_core::ContentBlock;
+    use pi_agent_core::{AgentTool, ContentBlock};
 
     fn text(result: &ToolResult) -> String {
         match &result.content[0] {

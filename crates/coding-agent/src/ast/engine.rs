@@ -326,10 +326,7 @@ pub(crate) fn run_edit(
             Ok(None) => {}
             Ok(Some((_, changes))) if changes.is_empty() => {}
             Ok(Some((source, changes))) => kept.add(path.clone(), 1, (source, changes)),
-            Err(issue) => issues
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push((path.clone(), issue)),
+            Err(issue) => pi_agent_core::lock(&issues).push((path.clone(), issue)),
         }
     })?;
     let mut files: Vec<FileEdits> = kept
@@ -490,10 +487,7 @@ pub(crate) fn run_search(
                     kept.add(path.clone(), matches.len(), matches);
                 }
             }
-            Err(issue) => issues
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push((path.clone(), issue)),
+            Err(issue) => pi_agent_core::lock(&issues).push((path.clone(), issue)),
         }
     })?;
     Ok(SearchRun {

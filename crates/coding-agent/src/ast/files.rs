@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use ast_grep_language::SupportLang;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
-use pi_agent_core::ToolError;
+use pi_agent_core::{OPERATION_ABORTED, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use super::{ToolKind, lang};
@@ -145,7 +145,7 @@ pub(crate) fn collect(
         }
     }
     if cancel.is_cancelled() {
-        return Err(ToolError::new(pi_tools::OPERATION_ABORTED));
+        return Err(ToolError::new(OPERATION_ABORTED));
     }
     if !not_inferable.is_empty() {
         return Err(lang::not_inferable(tool, &not_inferable));
@@ -343,10 +343,7 @@ fn walk(
                 capped.store(true, Ordering::Relaxed);
                 return WalkState::Quit;
             }
-            collected
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((entry.into_path(), file_lang));
+            pi_agent_core::lock(collected).push((entry.into_path(), file_lang));
             WalkState::Continue
         })
     });

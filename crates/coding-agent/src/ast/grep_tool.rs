@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult};
-use pi_tools::OPERATION_ABORTED;
+use pi_agent_core::{Lenient, OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -96,30 +96,60 @@ impl AstGrepTool {
     }
 }
 
-struct GrepArgs {
-    pat: String,
-    paths: Vec<String>,
-    lang: Option<String>,
-    skip: usize,
+/// The checked arguments of an `ast_grep` call. They deserialize from any JSON value: fields of
+/// the wrong type count as absent, and the checks' errors (a blank pattern, a `skip` that is no
+/// non-negative number) are the deserialization errors.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Value")]
+pub struct AstGrepParams {
+    /// The ast-grep pattern (not blank).
+    pub pat: String,
+    /// Files, directories or globs to search (strings only; others were dropped).
+    pub paths: Vec<String>,
+    /// Language override; `None` when absent or blank.
+    pub lang: Option<String>,
+    /// Matches to skip (whole, non-negative).
+    pub skip: usize,
 }
 
-fn parse_args(args: &Value) -> Result<GrepArgs, ToolError> {
-    let pat = args
-        .get("pat")
-        .and_then(Value::as_str)
+/// The arguments as sent, every field lenient so that the checks below report what is wrong.
+#[derive(Default, Deserialize)]
+struct RawGrepArgs {
+    #[serde(default)]
+    pat: Lenient<String>,
+    #[serde(default)]
+    paths: Lenient<Vec<Lenient<String>>>,
+    #[serde(default)]
+    lang: Lenient<String>,
+    /// `None` when absent or `null`; `Some(Lenient(None))` when it is no number.
+    #[serde(default)]
+    skip: Option<Lenient<f64>>,
+}
+
+impl TryFrom<Value> for AstGrepParams {
+    type Error = ToolError;
+
+    fn try_from(args: Value) -> Result<Self, ToolError> {
+        parse_args(&args)
+    }
+}
+
+fn parse_args(args: &Value) -> Result<AstGrepParams, ToolError> {
+    let raw: RawGrepArgs = super::lenient_args(args);
+    let pat = raw
+        .pat
+        .into_inner()
         .filter(|pat| !pat.trim().is_empty())
         .ok_or_else(|| ToolError::new("`pat` must be a non-empty pattern"))?;
-    let skip = match args.get("skip") {
-        None | Some(Value::Null) => 0,
-        Some(value) => match value.as_f64() {
-            Some(skip) if skip.is_finite() && skip >= 0.0 => skip.floor() as usize,
-            _ => return Err(ToolError::new("skip must be a non-negative number")),
-        },
+    let skip = match raw.skip {
+        None => 0,
+        Some(Lenient(Some(skip))) if skip.is_finite() && skip >= 0.0 => skip.floor() as usize,
+        Some(_) => return Err(ToolError::new("skip must be a non-negative number")),
     };
-    Ok(GrepArgs {
-        pat: pat.to_owned(),
-        paths: super::string_list(args.get("paths")),
-        lang: super::optional_string(args.get("lang")),
+    Ok(AstGrepParams {
+        pat,
+        paths: super::string_list(raw.paths),
+        lang: super::optional_string(raw.lang),
         skip,
     })
 }
@@ -167,7 +197,7 @@ fn page(files: &[(PathBuf, Vec<Match>)], skip: usize) -> (Vec<PageFile<'_>>, usi
     (out, shown)
 }
 
-fn search(cwd: &Path, args: &GrepArgs, cancel: &CancellationToken) -> Result<ToolResult, ToolError> {
+fn search(cwd: &Path, args: &AstGrepParams, cancel: &CancellationToken) -> Result<ToolResult, ToolError> {
     let lang_override = args.lang.as_deref().map(lang::parse).transpose()?;
     let scope: Scope = files::collect(cwd, &args.paths, lang_override, ToolKind::Grep, cancel)?;
     let mut issues = Vec::new();
@@ -264,7 +294,9 @@ fn search(cwd: &Path, args: &GrepArgs, cancel: &CancellationToken) -> Result<Too
 }
 
 #[async_trait]
-impl AgentTool for AstGrepTool {
+impl TypedTool for AstGrepTool {
+    type Params = AstGrepParams;
+
     fn name(&self) -> &str {
         "ast_grep"
     }
@@ -281,11 +313,7 @@ impl AgentTool for AstGrepTool {
         &self.parameters
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(OPERATION_ABORTED));
-        }
-        let args = parse_args(&args)?;
+    async fn execute(&self, _call_id: &str, args: AstGrepParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let cwd = self.cwd.clone();
         let cancel = ctx.cancel.clone();
         run_blocking(ToolKind::Grep, &ctx.cancel, move || search(&cwd, &args, &cancel)).await

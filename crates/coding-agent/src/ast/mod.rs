@@ -22,13 +22,14 @@ mod lang;
 mod pool;
 mod preview;
 
-use pi_agent_core::ToolError;
+use pi_agent_core::{Lenient, OPERATION_ABORTED, ToolError};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use edit_tool::{AstEditTool, DEFAULT_MAX_FILES, MAX_DETAIL_CHANGES, MAX_PREVIEW_BYTES};
+pub use edit_tool::{AstEditParams, AstEditTool, DEFAULT_MAX_FILES, MAX_DETAIL_CHANGES, MAX_PREVIEW_BYTES};
 pub use files::MAX_CANDIDATE_FILES;
-pub use grep_tool::{AstGrepTool, PAGE_SIZE};
+pub use grep_tool::{AstGrepParams, AstGrepTool, PAGE_SIZE};
 pub use preview::PARSE_ERRORS_LIMIT;
 
 /// Which tool is running, for its error texts.
@@ -56,20 +57,27 @@ impl ToolKind {
     }
 }
 
-/// The strings of an array argument (other items are ignored).
-pub(crate) fn string_list(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+/// Reads raw arguments into `T`, a struct of lenient fields that every JSON object fits; anything
+/// else (no object) reads as `T::default()`, as if every argument were missing.
+pub(crate) fn lenient_args<T: for<'de> Deserialize<'de> + Default>(args: &Value) -> T {
+    if !args.is_object() {
+        return T::default();
+    }
+    T::deserialize(args).unwrap_or_default()
+}
+
+/// The strings of an array argument (other items are ignored; no array reads as empty).
+pub(crate) fn string_list(list: Lenient<Vec<Lenient<String>>>) -> Vec<String> {
+    list.into_inner()
         .unwrap_or_default()
+        .into_iter()
+        .filter_map(Lenient::into_inner)
+        .collect()
 }
 
 /// An optional string argument; blank counts as absent.
-pub(crate) fn optional_string(value: Option<&Value>) -> Option<String> {
-    value
-        .and_then(Value::as_str)
-        .filter(|text| !text.trim().is_empty())
-        .map(str::to_owned)
+pub(crate) fn optional_string(text: Lenient<String>) -> Option<String> {
+    text.into_inner().filter(|text| !text.trim().is_empty())
 }
 
 /// Runs `job` on the blocking pool; the call ends with `Operation aborted` as soon as `cancel` fires
@@ -83,10 +91,10 @@ pub(crate) async fn run_blocking<T: Send + 'static>(
     tokio::select! {
         joined = handle => {
             if cancel.is_cancelled() {
-                return Err(ToolError::new(pi_tools::OPERATION_ABORTED));
+                return Err(ToolError::new(OPERATION_ABORTED));
             }
             joined.map_err(|error| ToolError::new(format!("{} failed: {error}", tool.name())))?
         }
-        () = cancel.cancelled() => Err(ToolError::new(pi_tools::OPERATION_ABORTED)),
+        () = cancel.cancelled() => Err(ToolError::new(OPERATION_ABORTED)),
     }
 }

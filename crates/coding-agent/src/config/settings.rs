@@ -142,45 +142,20 @@ pub struct McpServerConfig {
 
 /// A thinking level by pi's name (`off`, `minimal`, `low`, `medium`, `high`, `xhigh`, `max`).
 pub fn parse_thinking_level(text: &str) -> Option<ThinkingLevel> {
-    Some(match text {
-        "off" => ThinkingLevel::Off,
-        "minimal" => ThinkingLevel::Minimal,
-        "low" => ThinkingLevel::Low,
-        "medium" => ThinkingLevel::Medium,
-        "high" => ThinkingLevel::High,
-        "xhigh" => ThinkingLevel::Xhigh,
-        "max" => ThinkingLevel::Max,
-        _ => return None,
-    })
+    text.parse().ok()
 }
 
 /// pi's name of a thinking level.
 pub fn thinking_level_name(level: ThinkingLevel) -> &'static str {
-    match level {
-        ThinkingLevel::Off => "off",
-        ThinkingLevel::Minimal => "minimal",
-        ThinkingLevel::Low => "low",
-        ThinkingLevel::Medium => "medium",
-        ThinkingLevel::High => "high",
-        ThinkingLevel::Xhigh => "xhigh",
-        ThinkingLevel::Max => "max",
-    }
+    level.as_str()
 }
 
 fn parse_queue_mode(text: &str) -> Option<QueueMode> {
-    match text {
-        "all" => Some(QueueMode::All),
-        "one-at-a-time" => Some(QueueMode::OneAtATime),
-        _ => None,
-    }
+    text.parse().ok()
 }
 
 fn parse_execution_mode(text: &str) -> Option<ToolExecutionMode> {
-    match text {
-        "parallel" => Some(ToolExecutionMode::Parallel),
-        "sequential" => Some(ToolExecutionMode::Sequential),
-        _ => None,
-    }
+    text.parse().ok()
 }
 
 struct Reader<'a> {

@@ -39,7 +39,9 @@ pub use invocation::{APPLY_FAILED_PREFIX, base_details, default_discard_text, ru
 pub use runtime::{ResolveOutcome, ResolveRuntime, StandingHandler};
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentMessage, AgentTool, CustomMessage, ToolContext, ToolError, ToolParameters, ToolResult};
+use pi_agent_core::{
+    AgentMessage, CustomMessage, OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -168,7 +170,9 @@ impl ResolveTool {
 }
 
 #[async_trait]
-impl AgentTool for ResolveTool {
+impl TypedTool for ResolveTool {
+    type Params = ResolveParams;
+
     fn name(&self) -> &str {
         RESOLVE_TOOL_NAME
     }
@@ -185,13 +189,10 @@ impl AgentTool for ResolveTool {
         &self.parameters
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(pi_tools::OPERATION_ABORTED));
-        }
-        let params: ResolveParams = serde_json::from_value(args.clone())?;
+    async fn execute(&self, _call_id: &str, params: ResolveParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let invocation = match self.queue.as_ref().and_then(ToolChoiceQueue::peek_in_flight_invoker) {
-            Some(invoker) => invoker(args),
+            // An invoker takes the arguments as JSON and reads them back as `ResolveParams`.
+            Some(invoker) => invoker(serde_json::to_value(&params)?),
             None => {
                 let runtime = self.runtime.clone();
                 Box::pin(async move { runtime.resolve(params).await })
@@ -199,7 +200,7 @@ impl AgentTool for ResolveTool {
         };
         tokio::select! {
             biased;
-            () = ctx.cancel.cancelled() => Err(ToolError::new(pi_tools::OPERATION_ABORTED)),
+            () = ctx.cancel.cancelled() => Err(ToolError::new(OPERATION_ABORTED)),
             result = invocation => result,
         }
     }

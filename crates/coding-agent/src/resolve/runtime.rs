@@ -1,10 +1,10 @@
 //! [`ResolveRuntime`]: what `resolve` acts on — the top of the pending-action stack, else the
 //! standing handler — and what happens to the stack afterwards.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use pi_agent_core::{ToolError, ToolResult};
+use pi_agent_core::{ToolError, ToolResult, lock};
 use serde_json::Value;
 
 use super::invocation::run_resolve_invocation;
@@ -87,10 +87,6 @@ impl std::fmt::Debug for ResolveRuntime {
             .field("standing", &self.has_standing_handler())
             .finish()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl ResolveRuntime {

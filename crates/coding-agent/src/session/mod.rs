@@ -37,11 +37,11 @@ pub use registry::{RegisteredTool, ToolOrigin, ToolRegistry};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use pi_agent_core::{
     Agent, AgentError, AgentEvent, AgentMessage, AgentOptions, AgentTool, Model, StreamFn, ThinkingLevel, ToolChoice,
-    ToolError, ToolExecutionMode, ToolResult,
+    ToolError, ToolExecutionMode, ToolResult, lock,
 };
 
 use crate::ast::{AstEditTool, AstGrepTool};
@@ -248,10 +248,6 @@ struct Inner {
     next_listener: AtomicU64,
     ui: UiSlot,
     custom_tools: RwLock<Vec<Arc<dyn CustomTool>>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Removes its listener when passed to [`SessionSubscription::unsubscribe`].

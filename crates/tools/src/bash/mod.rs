@@ -24,7 +24,8 @@ mod process;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult};
+use pi_agent_core::{Lenient, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::ToolEnv;
@@ -60,11 +61,25 @@ impl BashTool {
     }
 }
 
+/// Text of a call cut short, or never started, because the run was aborted.
+const COMMAND_ABORTED: &str = "Command aborted";
+
+/// The arguments of a `bash` call.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct BashParams {
+    /// Bash command to execute.
+    pub command: String,
+    /// Timeout in seconds: `None` when absent or `null`, `Some(Lenient(None))` when it is no
+    /// number (which the call rejects as an invalid timeout).
+    #[serde(default)]
+    pub timeout: Option<Lenient<f64>>,
+}
+
 /// Checks the `timeout` argument (seconds) like pi.
-fn parse_timeout(value: Option<&Value>) -> Result<Option<f64>, ToolError> {
-    let seconds = match value {
-        None | Some(Value::Null) => return Ok(None),
-        Some(value) => value.as_f64().unwrap_or(f64::NAN),
+fn check_timeout(timeout: Option<Lenient<f64>>) -> Result<Option<f64>, ToolError> {
+    let seconds = match timeout {
+        None => return Ok(None),
+        Some(Lenient(seconds)) => seconds.unwrap_or(f64::NAN),
     };
     if !seconds.is_finite() || seconds <= 0.0 {
         return Err(ToolError::new("Invalid timeout: must be a finite number of seconds"));
@@ -73,6 +88,16 @@ fn parse_timeout(value: Option<&Value>) -> Result<Option<f64>, ToolError> {
         return Err(ToolError::new("Invalid timeout: maximum is 2147483.647 seconds"));
     }
     Ok(Some(seconds))
+}
+
+/// [`check_timeout`] on a raw `timeout` argument.
+#[cfg(test)]
+fn parse_timeout(value: Option<&Value>) -> Result<Option<f64>, ToolError> {
+    let timeout = match value {
+        Some(value) => serde_json::from_value(value.clone())?,
+        None => None,
+    };
+    check_timeout(timeout)
 }
 
 /// `<text>\n\n<status>`, or just the status when there is no text.
@@ -85,7 +110,9 @@ fn with_status(text: &str, status: &str) -> String {
 }
 
 #[async_trait]
-impl AgentTool for BashTool {
+impl TypedTool for BashTool {
+    type Params = BashParams;
+
     fn name(&self) -> &str {
         "bash"
     }
@@ -98,15 +125,18 @@ impl AgentTool for BashTool {
         &self.parameters
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        let command = args
-            .get("command")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ToolError::new("Invalid arguments: command must be a string"))?;
-        let timeout = parse_timeout(args.get("timeout"))?;
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new("Command aborted"));
-        }
+    /// Only `command` can fail to parse (`timeout` is lenient), so every parse error is about it.
+    fn parse_arguments(&self, args: Value) -> Result<BashParams, ToolError> {
+        crate::parse_or(args, "Invalid arguments: command must be a string")
+    }
+
+    fn aborted(&self) -> ToolError {
+        ToolError::new(COMMAND_ABORTED)
+    }
+
+    async fn execute(&self, _call_id: &str, args: BashParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let command = args.command.as_str();
+        let timeout = check_timeout(args.timeout)?;
         ctx.updates.update(ToolResult::default());
         let limit = timeout.and_then(|seconds| Duration::try_from_secs_f64(seconds).ok());
         let run = run_command(&self.env, command, limit, &ctx.cancel, ctx.updates.clone())
@@ -118,7 +148,7 @@ impl AgentTool for BashTool {
             run.output.clone()
         };
         if run.cancelled {
-            return Err(ToolError::new(with_status(&run.output, "Command aborted")));
+            return Err(ToolError::new(with_status(&run.output, COMMAND_ABORTED)));
         }
         if run.timed_out {
             let seconds = crate::node::js_number(timeout.unwrap_or_default());

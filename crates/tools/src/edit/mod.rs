@@ -30,11 +30,11 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult};
+use pi_agent_core::{OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::{OPERATION_ABORTED, ToolEnv};
+use crate::ToolEnv;
 use diff::{EditDiff, edit_diff};
 use matching::{Edit, apply_edits};
 use text::{BOM, LineEnding, detect_line_ending, normalize_to_lf, restore_line_endings, strip_bom};
@@ -123,18 +123,21 @@ pub fn prepare_edit_arguments(args: Value) -> Value {
     Value::Object(map)
 }
 
-/// The validated arguments.
-#[derive(serde::Deserialize)]
-struct EditInput {
-    path: String,
-    edits: Vec<Edit>,
+/// The arguments of an `edit` call (after [`prepare_edit_arguments`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct EditParams {
+    /// Path to the file to edit (relative or absolute).
+    pub path: String,
+    /// One or more targeted replacements, each matched against the original file.
+    pub edits: Vec<Edit>,
 }
 
-fn parse_input(args: Value) -> Result<EditInput, ToolError> {
+/// The arguments, or [`INVALID_INPUT`] when `edits` is no array or an empty one.
+fn parse_input(args: Value) -> Result<EditParams, ToolError> {
     if !args.get("edits").is_some_and(Value::is_array) {
         return Err(ToolError::new(INVALID_INPUT));
     }
-    let input: EditInput = serde_json::from_value(args)?;
+    let input: EditParams = serde_json::from_value(args)?;
     if input.edits.is_empty() {
         return Err(ToolError::new(INVALID_INPUT));
     }
@@ -243,7 +246,9 @@ fn join_error(error: tokio::task::JoinError) -> ToolError {
 }
 
 #[async_trait]
-impl AgentTool for EditTool {
+impl TypedTool for EditTool {
+    type Params = EditParams;
+
     fn name(&self) -> &str {
         "edit"
     }
@@ -260,8 +265,12 @@ impl AgentTool for EditTool {
         prepare_edit_arguments(args)
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        let EditInput { path, edits } = parse_input(args)?;
+    fn parse_arguments(&self, args: Value) -> Result<EditParams, ToolError> {
+        parse_input(args)
+    }
+
+    async fn execute(&self, _call_id: &str, args: EditParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let EditParams { path, edits } = args;
         let absolute = self.env.resolve(&path);
         let cancel = ctx.cancel;
         let count = edits.len();

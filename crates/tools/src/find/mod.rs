@@ -27,12 +27,13 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
-use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult};
+use pi_agent_core::{Lenient, OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::truncate::{TruncationOptions, format_size, truncate_head};
-use crate::{DEFAULT_MAX_BYTES, OPERATION_ABORTED, ToolEnv};
+use crate::{DEFAULT_MAX_BYTES, ToolEnv};
 use walk::NO_LINE_LIMIT;
 
 use crate::collector::FirstByPath;
@@ -67,6 +68,20 @@ impl FindTool {
         }));
         FindTool { env, parameters }
     }
+}
+
+/// The arguments of a `find` call. Like pi, an optional argument of the wrong type counts as
+/// absent.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct FindParams {
+    /// Glob pattern to match files, e.g. `*.ts`, `**/*.json`, or `src/**/*.spec.ts`.
+    pub pattern: String,
+    /// Directory to search in (default: current directory).
+    #[serde(default)]
+    pub path: Lenient<String>,
+    /// Maximum number of results (default: 1000).
+    #[serde(default)]
+    pub limit: Lenient<f64>,
 }
 
 /// How a compiled pattern is applied to an entry.
@@ -245,7 +260,9 @@ fn format_result(root: &Path, found: &[(PathBuf, bool)], total: usize, limit: us
 }
 
 #[async_trait]
-impl AgentTool for FindTool {
+impl TypedTool for FindTool {
+    type Params = FindParams;
+
     fn name(&self) -> &str {
         "find"
     }
@@ -258,21 +275,15 @@ impl AgentTool for FindTool {
         &self.parameters
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(OPERATION_ABORTED));
-        }
-        let pattern = args
-            .get("pattern")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ToolError::new("Invalid arguments: pattern must be a string"))?
-            .to_owned();
-        let path = args
-            .get("path")
-            .and_then(Value::as_str)
-            .filter(|p| !p.is_empty())
-            .unwrap_or(".");
-        let limit = walk::parse_limit(args.get("limit"), DEFAULT_LIMIT);
+    /// Only `pattern` can fail to parse (the rest is lenient), so every parse error is about it.
+    fn parse_arguments(&self, args: Value) -> Result<FindParams, ToolError> {
+        crate::parse_or(args, "Invalid arguments: pattern must be a string")
+    }
+
+    async fn execute(&self, _call_id: &str, args: FindParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        let pattern = args.pattern;
+        let path = args.path.0.as_deref().filter(|p| !p.is_empty()).unwrap_or(".");
+        let limit = walk::limit_or(args.limit.into_inner(), DEFAULT_LIMIT);
         let root = self.env.resolve(path);
         match tokio::fs::metadata(&root).await {
             Ok(meta) if meta.is_dir() => {}

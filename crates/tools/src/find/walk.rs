@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use ignore::{DirEntry, WalkBuilder, WalkParallel, WalkState};
+#[cfg(test)]
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -73,12 +74,18 @@ pub(crate) fn is_dir(entry: &DirEntry) -> bool {
 }
 
 /// A `limit` argument as pi uses it: `Math.max(1, limit ?? default)`, rounded down to a whole count.
-pub(crate) fn parse_limit(value: Option<&Value>, default: usize) -> usize {
-    match value.and_then(Value::as_f64) {
+pub(crate) fn limit_or(limit: Option<f64>, default: usize) -> usize {
+    match limit {
         Some(limit) if limit.is_finite() => (limit.floor().max(1.0)) as usize,
         Some(_) => 1,
         None => default,
     }
+}
+
+/// [`limit_or`] on a raw `limit` argument.
+#[cfg(test)]
+fn parse_limit(value: Option<&Value>, default: usize) -> usize {
+    limit_or(value.and_then(Value::as_f64), default)
 }
 
 #[cfg(test)]

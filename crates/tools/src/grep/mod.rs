@@ -23,12 +23,13 @@ mod search;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult};
+use pi_agent_core::{Lenient, OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::find::walk::{self, NO_LINE_LIMIT};
 use crate::truncate::{TruncationOptions, format_size, truncate_head};
-use crate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, OPERATION_ABORTED, ToolEnv};
+use crate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, ToolEnv};
 use search::{FileMatches, Query};
 
 /// The description pi gives the model.
@@ -77,12 +78,44 @@ impl GrepTool {
     }
 }
 
+/// The arguments of a `grep` call. Like pi, every optional argument of the wrong type counts as
+/// absent.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct GrepParams {
+    /// Search pattern (regex or literal string).
+    pub pattern: String,
+    /// Directory or file to search (default: current directory).
+    #[serde(default)]
+    pub path: Lenient<String>,
+    /// Filter files by glob pattern, e.g. `*.ts` or `**/*.spec.ts`.
+    #[serde(default)]
+    pub glob: Lenient<String>,
+    /// Case-insensitive search (default: false).
+    #[serde(default, rename = "ignoreCase")]
+    pub ignore_case: Lenient<bool>,
+    /// Treat pattern as literal string instead of regex (default: false).
+    #[serde(default)]
+    pub literal: Lenient<bool>,
+    /// Number of lines to show before and after each match (default: 0).
+    #[serde(default)]
+    pub context: Lenient<f64>,
+    /// Maximum number of matches to return (default: 100).
+    #[serde(default)]
+    pub limit: Lenient<f64>,
+}
+
 /// The lines of context asked for: `context > 0 ? context : 0`, rounded down.
-fn parse_context(value: Option<&Value>) -> usize {
-    match value.and_then(Value::as_f64) {
+fn context_lines(context: Option<f64>) -> usize {
+    match context {
         Some(context) if context.is_finite() && context >= 1.0 => context.floor() as usize,
         _ => 0,
     }
+}
+
+/// [`context_lines`] on a raw `context` argument.
+#[cfg(test)]
+fn parse_context(value: Option<&Value>) -> usize {
+    context_lines(value.and_then(Value::as_f64))
 }
 
 /// The output lines for the first `limit` matches: each match is a block of its context lines
@@ -180,7 +213,9 @@ fn format_result(
 }
 
 #[async_trait]
-impl AgentTool for GrepTool {
+impl TypedTool for GrepTool {
+    type Params = GrepParams;
+
     fn name(&self) -> &str {
         "grep"
     }
@@ -193,34 +228,27 @@ impl AgentTool for GrepTool {
         &self.parameters
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(OPERATION_ABORTED));
-        }
-        let pattern = args
-            .get("pattern")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ToolError::new("Invalid arguments: pattern must be a string"))?;
-        let flag = |name: &str| args.get(name).and_then(Value::as_bool).unwrap_or(false);
+    /// Only `pattern` can fail to parse (the rest is lenient), so every parse error is about it.
+    fn parse_arguments(&self, args: Value) -> Result<GrepParams, ToolError> {
+        crate::parse_or(args, "Invalid arguments: pattern must be a string")
+    }
+
+    async fn execute(&self, _call_id: &str, args: GrepParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let query = Query {
-            pattern: pattern.to_owned(),
-            ignore_case: flag("ignoreCase"),
-            literal: flag("literal"),
-            context: parse_context(args.get("context")),
-            limit: walk::parse_limit(args.get("limit"), DEFAULT_LIMIT),
+            pattern: args.pattern,
+            ignore_case: args.ignore_case.into_inner().unwrap_or(false),
+            literal: args.literal.into_inner().unwrap_or(false),
+            context: context_lines(args.context.into_inner()),
+            limit: walk::limit_or(args.limit.into_inner(), DEFAULT_LIMIT),
         };
-        let path = args
-            .get("path")
-            .and_then(Value::as_str)
-            .filter(|p| !p.is_empty())
-            .unwrap_or(".");
+        let path = args.path.0.as_deref().filter(|p| !p.is_empty()).unwrap_or(".");
         let root = self.env.resolve(path);
         let is_dir = match tokio::fs::metadata(&root).await {
             Ok(meta) => meta.is_dir(),
             Err(_) => return Err(ToolError::new(format!("Path not found: {}", root.display()))),
         };
         let matcher = search::matcher(&query).map_err(ToolError::new)?;
-        let glob = args.get("glob").and_then(Value::as_str).filter(|g| !g.is_empty());
+        let glob = args.glob.0.as_deref().filter(|g| !g.is_empty());
         let filter = match glob {
             Some(glob) => {
                 let cwd = crate::node::normalize_path(self.env.cwd());

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError, mpsc};
+use std::sync::{Mutex, mpsc};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -248,7 +248,7 @@ fn search_tree(
             scope.spawn(|| {
                 let mut searcher = searcher(query.context, true);
                 loop {
-                    let batch = receiver.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                    let batch = pi_agent_core::lock(&receiver).recv();
                     let Ok(batch) = batch else { break };
                     for path in batch {
                         if cancel.is_cancelled() || collector.is_beyond(&path) {

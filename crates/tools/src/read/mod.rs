@@ -35,15 +35,15 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use base64::Engine;
-use pi_agent_core::{AgentTool, ContentBlock, ToolContext, ToolError, ToolParameters, ToolResult};
+use pi_agent_core::{ContentBlock, OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use unicode_normalization::UnicodeNormalization;
 
+use crate::ToolEnv;
 use crate::node::{fs_error, js_number, normalize_path};
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, TruncationOptions, format_size};
-use crate::{OPERATION_ABORTED, ToolEnv};
 use scan::{Scan, ScanError, Window};
 
 /// pi's description of `read`.
@@ -76,11 +76,15 @@ impl ReadTool {
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct ReadArgs {
-    path: String,
-    offset: Option<f64>,
-    limit: Option<f64>,
+/// The arguments of a `read` call.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ReadParams {
+    /// Path to the file to read (relative or absolute).
+    pub path: String,
+    /// Line number to start reading from (1-indexed).
+    pub offset: Option<f64>,
+    /// Maximum number of lines to read.
+    pub limit: Option<f64>,
 }
 
 /// What the blocking part found.
@@ -90,7 +94,9 @@ enum Loaded {
 }
 
 #[async_trait]
-impl AgentTool for ReadTool {
+impl TypedTool for ReadTool {
+    type Params = ReadParams;
+
     fn name(&self) -> &str {
         "read"
     }
@@ -103,11 +109,7 @@ impl AgentTool for ReadTool {
         &self.parameters
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new(OPERATION_ABORTED));
-        }
-        let args: ReadArgs = serde_json::from_value(args)?;
+    async fn execute(&self, _call_id: &str, args: ReadParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let limit = match args.limit {
             Some(limit) if !(limit.is_finite() && limit > 0.0) => return Err(ToolError::new(INVALID_LIMIT)),
             // Fractional limits are cut to whole lines (at least one).

@@ -83,7 +83,7 @@ pub(super) fn render_item(item: &Item, context: RenderContext<'_>, width: u16) -
                 );
             }
             let failure = match (error, aborted) {
-                (_, true) => Some("Operation aborted".to_owned()),
+                (_, true) => Some(pi_agent_core::OPERATION_ABORTED.to_owned()),
                 (Some(error), false) => Some(format!("Error: {error}")),
                 (None, false) => None,
             };

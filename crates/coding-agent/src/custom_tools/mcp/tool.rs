@@ -4,8 +4,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolExecutionMode, ToolParameters, ToolResult};
-use pi_tools::OPERATION_ABORTED;
+use pi_agent_core::{
+    AgentTool, OPERATION_ABORTED, ToolContext, ToolError, ToolExecutionMode, ToolParameters, ToolResult,
+};
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest};
 use rmcp::service::PeerRequestOptions;

@@ -8,10 +8,10 @@
 use std::collections::HashMap;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use pi_agent_core::{ToolResult, ToolUpdateSink};
+use pi_agent_core::{ToolResult, ToolUpdateSink, lock};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
@@ -54,10 +54,6 @@ struct CallEntry {
     tool: String,
     updates: ToolUpdateSink,
     cancel: CancellationToken,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A running tool process and everything waiting on it.

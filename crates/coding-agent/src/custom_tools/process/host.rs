@@ -3,8 +3,9 @@
 //! process, replayed to a restarted process) and `shutdown`.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
+use pi_agent_core::lock;
 use serde_json::{Value, json};
 
 use super::connection::{CallError, Connection};
@@ -12,10 +13,6 @@ use super::protocol::{Failure, PROTOCOL_VERSION, ToolDefinition, parse_definitio
 use super::{INITIALIZE_TIMEOUT, ProcessSpec, SHUTDOWN_GRACE};
 use crate::custom_tools::{SessionReason, ToolApi, ToolSessionEvent};
 use crate::ui::NotifyKind;
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The last session event and which tools of the process have been given it.
 type Delivery = (ToolSessionEvent, BTreeSet<usize>);

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolExecutionMode, ToolParameters, ToolResult};
-use pi_tools::OPERATION_ABORTED;
+use pi_agent_core::{
+    AgentTool, OPERATION_ABORTED, ToolContext, ToolError, ToolExecutionMode, ToolParameters, ToolResult,
+};
 use serde_json::{Value, json};
 
 use super::connection::CallError;
