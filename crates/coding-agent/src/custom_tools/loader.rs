@@ -162,7 +162,12 @@ async fn load_location(
     let path = location.path.clone();
     let package = match tokio::task::spawn_blocking(move || classify(&path)).await {
         Ok(Ok(package)) => package,
-        Ok(Err(error)) => return errors.push(LoadError { origin, error }),
+        Ok(Err(error)) => {
+            return errors.push(LoadError {
+                origin,
+                error: error.to_string(),
+            });
+        }
         Err(error) => {
             return errors.push(LoadError {
                 origin,
@@ -171,8 +176,16 @@ async fn load_location(
         }
     };
     let (result, kind) = match &package {
-        ToolPackage::Process { dir, manifest } => (super::process::load(dir, manifest, api).await, ToolKind::Process),
-        ToolPackage::Script { entry } => (super::node::load(entry, api).await, ToolKind::Node),
+        ToolPackage::Process { dir, manifest } => (
+            super::process::load(dir, manifest, api)
+                .await
+                .map_err(|e| e.to_string()),
+            ToolKind::Process,
+        ),
+        ToolPackage::Script { entry } => (
+            super::node::load(entry, api).await.map_err(|e| e.to_string()),
+            ToolKind::Node,
+        ),
     };
     match result {
         Ok(tools) => loaded.extend(tools.into_iter().map(|tool| LoadedTool {

@@ -19,15 +19,23 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::ProcessSpec;
-use super::handlers;
 use super::protocol::{
-    Failure, Incoming, RpcError, notification_line, parse_line, request_line, response_line, start_of,
+    Failure, Incoming, MAX_LINE, RpcError, notification_line, parse_line, request_line, response_line, start_of,
 };
+use super::spec::ProcessSpec;
 use crate::custom_tools::ToolApi;
 
-/// The longest line pi reads from a tool process (images travel base64-encoded in results).
-pub(crate) const MAX_LINE: usize = 64 << 20;
+/// What pi does with the requests and notifications of the process. The transport only routes
+/// them here; the host hands in pi's handlers (`handlers::PI`), so this module does not
+/// depend on them.
+#[async_trait::async_trait]
+pub(crate) trait Handler: Send + Sync {
+    /// A notification of the process.
+    fn notification(&self, connection: &Arc<Connection>, method: &str, params: Value);
+
+    /// A request of the process; the answer goes back with the request's id.
+    async fn request(&self, connection: &Arc<Connection>, method: &str, params: Value) -> Result<Value, RpcError>;
+}
 
 /// How many bytes of a stderr line are kept for error messages.
 const MAX_STDERR_LINE: usize = 1000;
@@ -65,6 +73,7 @@ pub(crate) struct Connection {
     label: String,
     name: OnceLock<String>,
     api: ToolApi,
+    handler: &'static dyn Handler,
     timeout: Duration,
     writer: mpsc::UnboundedSender<Outgoing>,
     next_id: AtomicU64,
@@ -78,8 +87,13 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    /// Starts the process of `spec` (no `initialize` yet).
-    pub(crate) fn spawn(spec: &ProcessSpec, api: &ToolApi) -> std::io::Result<Arc<Connection>> {
+    /// Starts the process of `spec` (no `initialize` yet); its requests and notifications go to
+    /// `handler`.
+    pub(crate) fn spawn(
+        spec: &ProcessSpec,
+        api: &ToolApi,
+        handler: &'static dyn Handler,
+    ) -> std::io::Result<Arc<Connection>> {
         let mut command = tokio::process::Command::new(&spec.program);
         command
             .args(&spec.args)
@@ -102,6 +116,7 @@ impl Connection {
             label: spec.label.clone(),
             name: OnceLock::new(),
             api: api.clone(),
+            handler,
             timeout: spec.timeout,
             writer,
             next_id: AtomicU64::new(1),
@@ -296,7 +311,7 @@ impl Connection {
                     let _ = sender.send(outcome);
                 }
             }
-            Incoming::Notification { method, params } => handlers::notification(self, &method, params),
+            Incoming::Notification { method, params } => self.handler.notification(self, &method, params),
             Incoming::Request { id, method, params } => {
                 let connection = self.clone();
                 tokio::spawn(async move {
@@ -304,7 +319,7 @@ impl Connection {
                         let _busy = connection.busy();
                         // A dialog or command for a process that is gone is dropped with it.
                         tokio::select! {
-                            outcome = handlers::request(&connection, &method, params) => outcome,
+                            outcome = connection.handler.request(&connection, &method, params) => outcome,
                             () = connection.closed.cancelled() => return,
                         }
                     };
