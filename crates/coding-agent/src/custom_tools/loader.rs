@@ -140,10 +140,13 @@ pub async fn load_all(
                 path: None,
                 kind: ToolKind::Native,
             })),
-            Err(error) => errors.push(LoadError {
-                origin,
-                error: format!("Failed to load tool: {error}"),
-            }),
+            Err(error) => {
+                tracing::warn!(%origin, %error, "native custom tool factory failed");
+                errors.push(LoadError {
+                    origin,
+                    error: format!("Failed to load tool: {error}"),
+                });
+            }
         }
     }
     let mut resolved = resolve_conflicts(loaded, reserved);
@@ -188,13 +191,19 @@ async fn load_location(
         ),
     };
     match result {
-        Ok(tools) => loaded.extend(tools.into_iter().map(|tool| LoadedTool {
-            tool,
-            origin: origin.clone(),
-            path: Some(location.path.clone()),
-            kind,
-        })),
-        Err(error) => errors.push(LoadError { origin, error }),
+        Ok(tools) => {
+            tracing::debug!(%origin, ?kind, tools = tools.len(), "custom tools loaded");
+            loaded.extend(tools.into_iter().map(|tool| LoadedTool {
+                tool,
+                origin: origin.clone(),
+                path: Some(location.path.clone()),
+                kind,
+            }));
+        }
+        Err(error) => {
+            tracing::warn!(%origin, %error, "custom tool not loaded");
+            errors.push(LoadError { origin, error });
+        }
     }
 }
 

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use tracing::Instrument;
+
 use super::process::{ProcessError, ProcessSpec, load_spec};
 use super::{CustomTool, ToolApi};
 
@@ -446,12 +448,18 @@ pub async fn prepare(entry: &Path, env: EnvLookup) -> Result<ProcessSpec, NodeEr
     .map_err(|source| NodeError::Prepare { source })??;
     let version = node_version(&node).await?;
     check_version(version, &node, entry)?;
+    tracing::debug!(node = %node.display(), %version, "starting the Node host");
     Ok(process_spec(&node, version, &host, entry))
 }
 
 /// Loads the pi TypeScript / JavaScript tool module `entry`: runs it in the Node host and returns
 /// the tools its factory creates.
 pub async fn load(entry: &Path, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, NodeError> {
-    let spec = prepare(entry, Arc::new(|name: &str| std::env::var(name).ok())).await?;
-    Ok(load_spec(spec, api).await?)
+    let span = tracing::info_span!("node_tool", entry = %entry.display());
+    async {
+        let spec = prepare(entry, Arc::new(|name: &str| std::env::var(name).ok())).await?;
+        Ok(load_spec(spec, api).await?)
+    }
+    .instrument(span)
+    .await
 }

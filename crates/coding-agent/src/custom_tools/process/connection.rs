@@ -18,6 +18,7 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::protocol::{
     Failure, Incoming, MAX_LINE, RpcError, notification_line, parse_line, request_line, response_line, start_of,
@@ -84,6 +85,9 @@ pub(crate) struct Connection {
     kill: CancellationToken,
     closed: CancellationToken,
     busy: watch::Sender<usize>,
+    /// `tool_process`: the program and how many arguments it has (never their values, nor the
+    /// environment's); the calls' spans are its children.
+    span: tracing::Span,
 }
 
 impl Connection {
@@ -106,7 +110,19 @@ impl Connection {
         // Its own process group: a Ctrl+C meant for pi does not kill the tool behind pi's back.
         #[cfg(unix)]
         command.process_group(0);
-        let mut child = command.spawn()?;
+        let span = tracing::info_span!(
+            "tool_process",
+            program = %spec.program.display(),
+            args = spec.args.len(),
+            pid = tracing::field::Empty,
+        );
+        let mut child = command.spawn().inspect_err(|error| {
+            tracing::warn!(parent: &span, %error, "cannot start the tool process");
+        })?;
+        if let Some(pid) = child.id() {
+            span.record("pid", pid);
+        }
+        tracing::debug!(parent: &span, env_vars = spec.env.len(), "tool process started");
         let missing = || std::io::Error::other("the process's standard streams are not piped");
         let stdin = child.stdin.take().ok_or_else(missing)?;
         let stdout = child.stdout.take().ok_or_else(missing)?;
@@ -127,12 +143,18 @@ impl Connection {
             kill: CancellationToken::new(),
             closed: CancellationToken::new(),
             busy: watch::Sender::new(0),
+            span: span.clone(),
         });
         tokio::spawn(write_lines(stdin, outgoing));
         let tail = Arc::new(Mutex::new(None));
         let stderr_task = tokio::spawn(keep_stderr_tail(stderr, tail.clone()));
-        tokio::spawn(supervise(connection.clone(), child, stdout, stderr_task, tail));
+        tokio::spawn(supervise(connection.clone(), child, stdout, stderr_task, tail).instrument(span));
         Ok(connection)
+    }
+
+    /// The process's `tool_process` span.
+    pub(crate) fn span(&self) -> &tracing::Span {
+        &self.span
     }
 
     /// The API the process's requests are served with.
@@ -502,5 +524,14 @@ async fn supervise(
     }
     let _ = child.start_kill();
     let _ = tokio::time::timeout(EXIT_GRACE, child.wait()).await;
+    match connection.failure.get() {
+        Some(Failure::Exited { status, .. }) => tracing::warn!(%status, "tool process exited unexpectedly"),
+        Some(Failure::TimedOut { tool, after }) => {
+            tracing::warn!(%tool, ?after, "tool call timed out; process killed");
+        }
+        Some(Failure::InvalidJson { .. }) => tracing::warn!("tool process wrote a line that is not JSON; killed"),
+        Some(Failure::LineTooLong) => tracing::warn!(limit = MAX_LINE, "tool process wrote too long a line; killed"),
+        Some(Failure::Stopped) | None => tracing::debug!("tool process stopped"),
+    }
     connection.finish();
 }

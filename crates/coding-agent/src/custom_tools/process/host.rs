@@ -44,6 +44,7 @@ impl Host {
     ) -> Result<(Arc<Host>, Vec<ToolDefinition>), ProcessError> {
         let connection = spawn(&spec, &api)?;
         let tools = initialize(&connection, &spec, &api).await?;
+        tracing::info!(parent: connection.span(), tools = tools.len(), "tool process initialized");
         let name = tools
             .first()
             .map_or_else(|| spec.label.clone(), |tool| tool.name.clone());
@@ -73,6 +74,7 @@ impl Host {
             return Ok(connection.clone());
         }
         *current = None;
+        tracing::info!(tool = %self.name, "restarting the tool process");
         let connection = spawn(&self.spec, &self.api)?;
         initialize(&connection, &self.spec, &self.api).await?;
         connection.set_name(&self.name);
@@ -148,6 +150,7 @@ impl Host {
         if !connection.is_alive() {
             return;
         }
+        tracing::debug!(parent: connection.span(), "shutting the tool process down");
         connection.begin_stop();
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection.call("shutdown", &json!({}))).await;
         connection.close_stdin();
@@ -225,7 +228,8 @@ async fn initialize(
             why,
         })
     });
-    if tools.is_err() {
+    if let Err(error) = &tools {
+        tracing::warn!(parent: connection.span(), %error, "tool process failed to initialize");
         connection.terminate(Failure::Stopped);
     }
     tools
