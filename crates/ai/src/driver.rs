@@ -10,6 +10,7 @@ use futures::StreamExt;
 use pi_agent_core::{AssistantMessageEvent, AssistantMessageStream, Model, StopReason};
 use serde_json::Value;
 use std::collections::VecDeque;
+use tracing::Instrument;
 
 use tokio_util::sync::CancellationToken;
 
@@ -71,6 +72,15 @@ pub fn drive(
     protocol: impl WireProtocol,
     cancel: CancellationToken,
 ) -> AssistantMessageStream {
+    // One span per request. Its fields never include the API key, the headers or the body: only
+    // the URL's host (and port), never its path or query.
+    let span = tracing::info_span!(
+        "provider_request",
+        provider = %model.provider,
+        api = %model.api,
+        model = %model.id,
+        host = %url_host(&request.url),
+    );
     let state = Driver {
         client,
         request,
@@ -84,14 +94,27 @@ pub fn drive(
         started: false,
         ended: false,
     };
-    Box::pin(futures::stream::unfold(state, |mut state| async move {
-        let event = state.next_event().await?;
-        Some((event, state))
+    Box::pin(futures::stream::unfold((state, span), |(mut state, span)| async move {
+        let event = state.next_event().instrument(span.clone()).await?;
+        Some((event, (state, span)))
     }))
+}
+
+/// `host` or `host:port` of `url`, for logs: no user info, path or query (where keys may travel).
+fn url_host(url: &str) -> String {
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return String::new();
+    };
+    match (url.host_str(), url.port()) {
+        (Some(host), Some(port)) => format!("{host}:{port}"),
+        (Some(host), None) => host.to_owned(),
+        (None, _) => String::new(),
+    }
 }
 
 /// A response that failed before or while streaming.
 pub fn failed(model: &Model, message: String) -> AssistantMessageStream {
+    tracing::warn!(provider = %model.provider, model = %model.id, error = %message, "request not sent");
     let builder = MessageBuilder::new(model);
     let start = builder.start();
     let error = builder.error(message, false);
@@ -183,8 +206,19 @@ impl<P: WireProtocol> Driver<P> {
         let Some(builder) = self.builder.take() else { return };
         self.body = None;
         let event = match result {
-            Ok(reason) => builder.done(reason),
-            Err((message, aborted)) => builder.error(redact(&message, self.request.api_key.as_deref()), aborted),
+            Ok(reason) => {
+                tracing::debug!(stop_reason = ?reason, "response complete");
+                builder.done(reason)
+            }
+            Err((message, aborted)) => {
+                let message = redact(&message, self.request.api_key.as_deref());
+                if aborted {
+                    tracing::debug!("request aborted");
+                } else {
+                    tracing::warn!(error = %message, "request failed");
+                }
+                builder.error(message, aborted)
+            }
         };
         self.out.push_back(event);
     }

@@ -2,6 +2,10 @@
 //! exponential backoff on 429 / 5xx / overloaded (honouring `retry-after`), connect and idle
 //! timeouts, cancellation, and error texts that carry the status and a body excerpt but never
 //! the API key.
+//!
+//! [`redact`] is the one redactor of secrets: every error text — the ones the user reads and the
+//! ones logged through `tracing` — passes through it. Log events carry only statuses, attempt
+//! numbers, delays and those redacted texts; never a header, a body or a URL path.
 
 use std::time::Duration;
 
@@ -147,6 +151,7 @@ impl HttpClient {
             for (name, value) in &request.headers {
                 builder = builder.header(name, value);
             }
+            tracing::debug!(attempt, "sending request");
             let sent = tokio::select! {
                 _ = cancel.cancelled() => return Err(HttpError::Aborted),
                 sent = tokio::time::timeout(self.options.idle_timeout, builder.send()) => sent,
@@ -158,6 +163,7 @@ impl HttpClient {
                 )),
                 Ok(Err(error)) => HttpError::Transport(redact(&error.to_string(), request.secret)),
                 Ok(Ok(response)) if response.status().is_success() => {
+                    tracing::debug!(status = response.status().as_u16(), attempt, "response headers");
                     return Ok(self.body_stream(response, cancel.clone(), request.secret.map(str::to_owned)));
                 }
                 Ok(Ok(response)) => {
@@ -168,6 +174,7 @@ impl HttpClient {
                         status,
                         body: redact(&excerpt(&body), request.secret),
                     };
+                    tracing::debug!(status, attempt, "error status");
                     if attempt < self.options.max_retries && retryable(status, &body) {
                         self.backoff(attempt, wait, cancel).await?;
                         attempt += 1;
@@ -176,6 +183,7 @@ impl HttpClient {
                     return Err(error);
                 }
             };
+            tracing::debug!(attempt, error = %failure, "transport error");
             if attempt < self.options.max_retries {
                 self.backoff(attempt, None, cancel).await?;
                 attempt += 1;
@@ -193,6 +201,7 @@ impl HttpClient {
     ) -> Result<(), HttpError> {
         let exponential = self.options.base_delay.saturating_mul(2u32.saturating_pow(attempt));
         let delay = asked.unwrap_or(exponential).min(self.options.max_retry_delay);
+        tracing::info!(retry = attempt + 1, ?delay, "retrying");
         tokio::select! {
             _ = cancel.cancelled() => Err(HttpError::Aborted),
             _ = tokio::time::sleep(delay) => Ok(()),
@@ -221,12 +230,14 @@ impl HttpClient {
                     Err(_) => {
                         let error =
                             HttpError::Transport(format!("Stream idle for more than {} seconds", idle.as_secs()));
+                        tracing::debug!(error = %error, "body stream failed");
                         Some((Err(error), (body, cancel, secret, true)))
                     }
                     Ok(None) => None,
                     Ok(Some(Ok(bytes))) => Some((Ok(bytes), (body, cancel, secret, false))),
                     Ok(Some(Err(error))) => {
                         let error = HttpError::Transport(redact(&error.to_string(), secret.as_deref()));
+                        tracing::debug!(error = %error, "body stream failed");
                         Some((Err(error), (body, cancel, secret, true)))
                     }
                 }

@@ -4,6 +4,7 @@
 mod args;
 pub mod demo;
 mod input;
+pub mod logging;
 mod model;
 pub mod modes;
 
@@ -50,6 +51,8 @@ pub fn main_with(options: RunOptions) -> std::process::ExitCode {
         println!("{VERSION}");
         return ExitCode::SUCCESS;
     }
+    // The debug log (`PI_LOG` / `RUST_LOG`), before anything that logs; nothing without them.
+    logging::init_for_process(args.api_key.as_deref(), options.agent_dir.as_deref());
     let io = Io::process(&args);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,

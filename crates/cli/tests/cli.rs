@@ -499,3 +499,50 @@ async fn custom_tool_load_errors_are_reported_and_pi_goes_on() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pi_log_writes_a_debug_log_in_the_agent_directory_without_the_api_key() {
+    const KEY: &str = "sk-pi-log-test-0123456789abcdef";
+    let server = MockServer::start(vec![
+        openai::text("Not logged."),
+        // A retry (the body names the key, as some providers' errors do), then the answer.
+        Reply::json(500, &format!(r#"{{"error":"overloaded, key {KEY}"}}"#)).header("retry-after", "0"),
+        openai::text("Logged."),
+    ])
+    .await;
+    let sandbox = sandbox_with(Some(&server));
+    let models = openai::models_json(&server.url("/v1")).replace("mock-key", KEY);
+    std::fs::write(sandbox.agent_dir().join("models.json"), models).unwrap();
+    let log = sandbox.agent_dir().join("logs/pi.log");
+
+    // Without PI_LOG (or RUST_LOG) nothing is written.
+    let output = sandbox.run(&["-p", "hi"]).await;
+    assert_eq!(text(&output.stdout), "Not logged.\n", "{}", text(&output.stderr));
+    assert!(!log.exists());
+
+    let mut command = sandbox.command(&["-p", "hi"]);
+    command.env("PI_LOG", "debug");
+    let output = pi_test_support::sandbox::output(command).await;
+    assert_eq!(text(&output.stderr), "", "the log never goes to the terminal");
+    assert_eq!(text(&output.stdout), "Logged.\n");
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        written.lines().any(|line| line.contains("provider_request{")
+            && line.contains("model=")
+            && line.contains("host=127.0.0.1:")),
+        "{written}"
+    );
+    assert!(
+        written.contains("status=500") && written.contains("retrying"),
+        "{written}"
+    );
+    assert!(!written.contains(KEY), "{written}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let authorization = requests[2].headers.iter().find(|(name, _)| name == "authorization");
+    assert_eq!(
+        authorization.map(|(_, value)| value.as_str()),
+        Some(format!("Bearer {KEY}").as_str()),
+        "the key was used"
+    );
+}

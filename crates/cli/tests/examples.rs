@@ -30,7 +30,7 @@ use pi_cli::modes::interactive::ToolBlock;
 use pi_cli::modes::interactive::{RenderContext, Renderers, render_tool};
 use pi_cli::{Args, Io, RunOptions, run_with};
 use pi_coding_agent::App;
-use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};
+use pi_coding_agent::custom_tools::node::{NodeError, check_version, find_node, node_version};
 use pi_coding_agent::custom_tools::{
     CustomTool, CustomTools, LoadedTool, NamedFactory, SessionReason, ToolApi, ToolKind,
 };
@@ -65,7 +65,7 @@ fn system_env() -> Env {
 
 /// Whether the `node` pi would run (`PI_NODE`, else `node` on `PATH`, read through `env`) can run
 /// the TypeScript examples, or why not — with the checks `pi` itself makes.
-async fn node_for_typescript(env: Env) -> Result<(), String> {
+async fn node_for_typescript(env: Env) -> Result<(), NodeError> {
     let entry = examples_dir().join("hello").join("index.ts");
     let (lookup, path) = (env.clone(), entry.clone());
     let node = tokio::task::spawn_blocking(move || find_node(&*lookup, &path))

@@ -12,7 +12,7 @@ use pi_ai::{HttpClient, ModelRegistry, Providers};
 use crate::config::{AgentPaths, Settings};
 use crate::custom_tools::discovery::discover;
 use crate::custom_tools::loader::{CustomTools, LoadError, load_all};
-use crate::custom_tools::{CustomTool, CustomToolFactory, NamedFactory, ToolApi};
+use crate::custom_tools::{CustomTool, CustomToolFactory, FactoryError, NamedFactory, ToolApi};
 use crate::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionError, SessionOptions, SessionSettings};
 use crate::system_prompt::{PromptParts, build_system_prompt, find_context_files, now_text, text_or_file};
 use crate::ui::ToolUi;
@@ -230,7 +230,7 @@ impl SessionBuilder {
     #[must_use]
     pub fn tool(self, tool: Arc<dyn CustomTool>) -> Self {
         let name = tool.name().to_owned();
-        let factory = move |_: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, String> { Ok(vec![tool.clone()]) };
+        let factory = move |_: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, FactoryError> { Ok(vec![tool.clone()]) };
         self.factory(NamedFactory {
             name,
             factory: Arc::new(factory) as Arc<dyn CustomToolFactory>,

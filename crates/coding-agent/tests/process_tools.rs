@@ -263,7 +263,7 @@ async fn bad_manifests_and_processes_that_cannot_start_name_the_file_or_command(
         }
         let error = match load(dir.path(), &dir.path().join("tool.json"), &api).await {
             Ok(_) => "loaded".to_owned(),
-            Err(error) => error.replace(&dir.path().display().to_string(), "<dir>"),
+            Err(error) => error.to_string().replace(&dir.path().display().to_string(), "<dir>"),
         };
         report.push(format!("{}\n  → {error}", manifest.unwrap_or("(no tool.json)")));
     }
@@ -291,7 +291,10 @@ async fn processes_that_fail_initialize_are_load_errors() {
     let mut report = Vec::new();
     for spec in cases {
         let label = spec.label.clone();
-        let error = load_spec(spec, &api).await.err().unwrap_or_else(|| "loaded".to_owned());
+        let error = load_spec(spec, &api)
+            .await
+            .err()
+            .map_or_else(|| "loaded".to_owned(), |error| error.to_string());
         report.push(format!("{label}: {error}"));
     }
     insta::assert_snapshot!("process_tools_initialize_failures", report.join("\n"));
@@ -304,7 +307,7 @@ async fn a_process_that_never_answers_initialize_is_given_ten_seconds() {
         .await
         .err()
         .unwrap();
-    assert_eq!(error, "silent did not answer initialize within 10 s");
+    assert_eq!(error.to_string(), "silent did not answer initialize within 10 s");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pi_agent_core::{FnTool, ToolError, ToolResult};
 use pi_coding_agent::custom_tools::schema::Type;
-use pi_coding_agent::custom_tools::{CustomTool, NamedFactory, ToolApi, plain};
+use pi_coding_agent::custom_tools::{CustomTool, FactoryError, NamedFactory, ToolApi, plain};
 use pi_coding_agent::resolve::{PendingAction, PendingError};
 use serde_json::json;
 
@@ -14,7 +14,7 @@ use serde_json::json;
 pub(crate) fn factory() -> NamedFactory {
     NamedFactory::new(
         "batch-rename-preview",
-        |api: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, String> {
+        |api: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, FactoryError> {
             let api = api.clone();
             let rename = Type::object([("from", Type::string()), ("to", Type::string())]);
             let parameters = Type::object([("renames", Type::array(rename).description("Files to rename"))]);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolExecutionMode, ToolParameters, ToolResult};
 use pi_coding_agent::custom_tools::schema::Type;
-use pi_coding_agent::custom_tools::{CustomTool, NamedFactory, ToolApi, ToolSessionEvent};
+use pi_coding_agent::custom_tools::{CustomTool, FactoryError, NamedFactory, ToolApi, ToolSessionEvent};
 use serde_json::{Value, json};
 
 /// How long a move takes.
@@ -118,7 +118,7 @@ pub(crate) fn factory() -> NamedFactory {
 pub(crate) fn factory_with_mode(mode: ToolExecutionMode) -> NamedFactory {
     NamedFactory::new(
         "tic-tac-toe",
-        move |_api: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, String> {
+        move |_api: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, FactoryError> {
             let game: Shared = Arc::new(Mutex::new(Game::new()));
             let action = Type::string_enum(["move_up", "move_down", "move_left", "move_right", "play"]).description(
             "The single action to perform this call. Emit multiple tic_tac_toe calls in one response to string actions together.",

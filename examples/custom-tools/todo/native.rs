@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use pi_agent_core::{AgentTool, ToolContext, ToolError, ToolParameters, ToolResult};
 use pi_coding_agent::custom_tools::schema::Type;
-use pi_coding_agent::custom_tools::{CustomTool, NamedFactory, ToolApi, ToolSessionEvent};
+use pi_coding_agent::custom_tools::{CustomTool, FactoryError, NamedFactory, ToolApi, ToolSessionEvent};
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -30,26 +30,29 @@ struct Todo {
 
 /// The factory.
 pub(crate) fn factory() -> NamedFactory {
-    NamedFactory::new("todo", |_api: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, String> {
-        let parameters = Type::object([
-            ("action", Type::string_enum(["list", "add", "toggle", "clear"])),
-            (
-                "text",
-                Type::optional(Type::string().description("Text of the item to add")),
-            ),
-            (
-                "id",
-                Type::optional(Type::integer().description("Id of the item to toggle")),
-            ),
-        ]);
-        Ok(vec![Arc::new(Todo {
-            state: Mutex::new(State {
-                todos: Vec::new(),
-                next_id: 1,
-            }),
-            parameters: ToolParameters::new(parameters.to_value()),
-        })])
-    })
+    NamedFactory::new(
+        "todo",
+        |_api: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, FactoryError> {
+            let parameters = Type::object([
+                ("action", Type::string_enum(["list", "add", "toggle", "clear"])),
+                (
+                    "text",
+                    Type::optional(Type::string().description("Text of the item to add")),
+                ),
+                (
+                    "id",
+                    Type::optional(Type::integer().description("Id of the item to toggle")),
+                ),
+            ]);
+            Ok(vec![Arc::new(Todo {
+                state: Mutex::new(State {
+                    todos: Vec::new(),
+                    next_id: 1,
+                }),
+                parameters: ToolParameters::new(parameters.to_value()),
+            })])
+        },
+    )
 }
 
 fn listing(items: &[Item]) -> String {

@@ -60,6 +60,33 @@ pub const SCRIPT_ENTRIES: [&str; 2] = ["index.ts", "index.js"];
 
 const SCRIPT_EXTENSIONS: [&str; 5] = ["ts", "mts", "js", "mjs", "cjs"];
 
+/// Why nothing usable is at a tool location.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClassifyError {
+    /// Nothing is there (or it cannot be read).
+    #[error("Tool path not found: {}", .path.display())]
+    NotFound {
+        /// The location.
+        path: PathBuf,
+        /// Why its metadata could not be read.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A directory without a `tool.json`, `index.ts` or `index.js`.
+    #[error("No {MANIFEST}, index.ts or index.js in {}", .dir.display())]
+    NoEntry {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A file that is neither a manifest nor a script.
+    #[error("Unsupported custom tool file: {}", .path.display())]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
 /// What is at `path`, or why nothing usable is.
 ///
 /// ```
@@ -68,8 +95,11 @@ const SCRIPT_EXTENSIONS: [&str; 5] = ["ts", "mts", "js", "mjs", "cjs"];
 /// std::fs::write(dir.path().join("tool.json"), "{}").unwrap();
 /// assert!(matches!(classify(dir.path()), Ok(ToolPackage::Process { .. })));
 /// ```
-pub fn classify(path: &Path) -> Result<ToolPackage, String> {
-    let metadata = std::fs::metadata(path).map_err(|_| format!("Tool path not found: {}", path.display()))?;
+pub fn classify(path: &Path) -> Result<ToolPackage, ClassifyError> {
+    let metadata = std::fs::metadata(path).map_err(|source| ClassifyError::NotFound {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if metadata.is_dir() {
         let manifest = path.join(MANIFEST);
         if manifest.is_file() {
@@ -84,7 +114,9 @@ pub fn classify(path: &Path) -> Result<ToolPackage, String> {
                 return Ok(ToolPackage::Script { entry });
             }
         }
-        return Err(format!("No {MANIFEST}, index.ts or index.js in {}", path.display()));
+        return Err(ClassifyError::NoEntry {
+            dir: path.to_path_buf(),
+        });
     }
     let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if path.file_name().and_then(|n| n.to_str()) == Some(MANIFEST) || extension == "json" {
@@ -99,7 +131,9 @@ pub fn classify(path: &Path) -> Result<ToolPackage, String> {
             entry: path.to_path_buf(),
         });
     }
-    Err(format!("Unsupported custom tool file: {}", path.display()))
+    Err(ClassifyError::Unsupported {
+        path: path.to_path_buf(),
+    })
 }
 
 /// The subdirectories of `dir` that hold a tool (a `tool.json`, `index.ts` or `index.js`), sorted;
@@ -217,7 +251,7 @@ mod tests {
         std::fs::create_dir_all(&ts).unwrap();
         std::fs::write(ts.join("index.ts"), "").unwrap();
         assert_eq!(
-            classify(&ts),
+            classify(&ts).map_err(|e| e.to_string()),
             Ok(ToolPackage::Script {
                 entry: ts.join("index.ts")
             })
@@ -225,12 +259,12 @@ mod tests {
         let empty = dir.path().join("empty");
         std::fs::create_dir_all(&empty).unwrap();
         assert_eq!(
-            classify(&empty),
+            classify(&empty).map_err(|e| e.to_string()),
             Err(format!("No tool.json, index.ts or index.js in {}", empty.display()))
         );
         let missing = dir.path().join("missing");
         assert_eq!(
-            classify(&missing),
+            classify(&missing).map_err(|e| e.to_string()),
             Err(format!("Tool path not found: {}", missing.display()))
         );
         let readme = dir.path().join("README.md");
@@ -238,6 +272,7 @@ mod tests {
         assert!(
             classify(&readme)
                 .unwrap_err()
+                .to_string()
                 .starts_with("Unsupported custom tool file")
         );
     }

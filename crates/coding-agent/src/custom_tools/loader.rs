@@ -140,10 +140,13 @@ pub async fn load_all(
                 path: None,
                 kind: ToolKind::Native,
             })),
-            Err(error) => errors.push(LoadError {
-                origin,
-                error: format!("Failed to load tool: {error}"),
-            }),
+            Err(error) => {
+                tracing::warn!(%origin, %error, "native custom tool factory failed");
+                errors.push(LoadError {
+                    origin,
+                    error: format!("Failed to load tool: {error}"),
+                });
+            }
         }
     }
     let mut resolved = resolve_conflicts(loaded, reserved);
@@ -162,7 +165,12 @@ async fn load_location(
     let path = location.path.clone();
     let package = match tokio::task::spawn_blocking(move || classify(&path)).await {
         Ok(Ok(package)) => package,
-        Ok(Err(error)) => return errors.push(LoadError { origin, error }),
+        Ok(Err(error)) => {
+            return errors.push(LoadError {
+                origin,
+                error: error.to_string(),
+            });
+        }
         Err(error) => {
             return errors.push(LoadError {
                 origin,
@@ -171,17 +179,31 @@ async fn load_location(
         }
     };
     let (result, kind) = match &package {
-        ToolPackage::Process { dir, manifest } => (super::process::load(dir, manifest, api).await, ToolKind::Process),
-        ToolPackage::Script { entry } => (super::node::load(entry, api).await, ToolKind::Node),
+        ToolPackage::Process { dir, manifest } => (
+            super::process::load(dir, manifest, api)
+                .await
+                .map_err(|e| e.to_string()),
+            ToolKind::Process,
+        ),
+        ToolPackage::Script { entry } => (
+            super::node::load(entry, api).await.map_err(|e| e.to_string()),
+            ToolKind::Node,
+        ),
     };
     match result {
-        Ok(tools) => loaded.extend(tools.into_iter().map(|tool| LoadedTool {
-            tool,
-            origin: origin.clone(),
-            path: Some(location.path.clone()),
-            kind,
-        })),
-        Err(error) => errors.push(LoadError { origin, error }),
+        Ok(tools) => {
+            tracing::debug!(%origin, ?kind, tools = tools.len(), "custom tools loaded");
+            loaded.extend(tools.into_iter().map(|tool| LoadedTool {
+                tool,
+                origin: origin.clone(),
+                path: Some(location.path.clone()),
+                kind,
+            }));
+        }
+        Err(error) => {
+            tracing::warn!(%origin, %error, "custom tool not loaded");
+            errors.push(LoadError { origin, error });
+        }
     }
 }
 

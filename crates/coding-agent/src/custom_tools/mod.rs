@@ -77,16 +77,75 @@ pub trait CustomTool: AgentTool {
     }
 }
 
+/// Why a [`CustomToolFactory`] created no tools. pi reports it as
+/// `native:<name>: Failed to load tool: <message>`.
+///
+/// Made from any text (`FactoryError::new`, or `?` / `.into()` on a `String` or `&str`),
+/// optionally with the error that caused it ([`FactoryError::with_source`]).
+///
+/// ```
+/// use pi_coding_agent::custom_tools::FactoryError;
+///
+/// let error = FactoryError::new(format_args!("no config in {}", "/work"));
+/// assert_eq!(error.to_string(), "no config in /work");
+/// let io = std::io::Error::other("denied");
+/// let error = FactoryError::from("cannot read the config").with_source(io);
+/// assert_eq!(std::error::Error::source(&error).map(ToString::to_string).as_deref(), Some("denied"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct FactoryError {
+    message: String,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl FactoryError {
+    /// An error with this message.
+    pub fn new(message: impl std::fmt::Display) -> Self {
+        FactoryError {
+            message: message.to_string(),
+            source: None,
+        }
+    }
+
+    /// The same error, caused by `source` (kept as [`std::error::Error::source`], not added to the
+    /// message).
+    #[must_use]
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl From<String> for FactoryError {
+    fn from(message: String) -> Self {
+        FactoryError { message, source: None }
+    }
+}
+
+impl From<&str> for FactoryError {
+    fn from(message: &str) -> Self {
+        FactoryError::new(message)
+    }
+}
+
 /// Creates custom tools from the [`ToolApi`] (pi's `CustomToolFactory`); one factory may return
-/// several tools that share state. Closures `Fn(&ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, String>`
-/// are factories.
+/// several tools that share state. Closures `Fn(&ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, E>`
+/// are factories, for any error `E` that converts into a [`FactoryError`] (`FactoryError` itself,
+/// `String`, `&str`).
 ///
 /// ```
 /// use std::sync::Arc;
 /// use pi_agent_core::{FnTool, ToolResult};
-/// use pi_coding_agent::custom_tools::{CustomTool, CustomToolFactory, ToolApi, plain};
+/// use pi_coding_agent::custom_tools::{CustomTool, CustomToolFactory, FactoryError, ToolApi, plain};
 ///
-/// let factory = |api: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, String> {
+/// let factory = |api: &ToolApi| -> Result<Vec<Arc<dyn CustomTool>>, FactoryError> {
 ///     let cwd = api.cwd().display().to_string();
 ///     let hello = FnTool::new("hello", "Say hello", serde_json::json!({"type": "object"}), move |_, _, _| {
 ///         let cwd = cwd.clone();
@@ -99,15 +158,16 @@ pub trait CustomTool: AgentTool {
 /// ```
 pub trait CustomToolFactory: Send + Sync {
     /// The tools.
-    fn create(&self, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, String>;
+    fn create(&self, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, FactoryError>;
 }
 
-impl<F> CustomToolFactory for F
+impl<F, E> CustomToolFactory for F
 where
-    F: Fn(&ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, String> + Send + Sync,
+    F: Fn(&ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, E> + Send + Sync,
+    E: Into<FactoryError>,
 {
-    fn create(&self, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, String> {
-        self(api)
+    fn create(&self, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, FactoryError> {
+        self(api).map_err(Into::into)
     }
 }
 

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::{SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT};
 use crate::config::{McpServerConfig, expand_home};
@@ -209,21 +210,37 @@ pub(super) struct McpServer {
     call_timeout: std::time::Duration,
     state: tokio::sync::Mutex<State>,
     progress: ProgressSinks,
+    /// `mcp_server`: its name, program and how many arguments it has (never their values, nor the
+    /// environment's); the calls' spans are its children.
+    span: tracing::Span,
 }
 
 impl McpServer {
     /// A server called `name`, not started yet.
     pub(super) fn new(name: &str, config: &McpServerConfig, session_cwd: &Path) -> Self {
+        let launch = Launch::new(config, session_cwd);
+        let span = tracing::info_span!(
+            "mcp_server",
+            server = %name,
+            program = %launch.program.display(),
+            args = launch.args.len(),
+        );
         McpServer {
             name: name.to_owned(),
-            launch: Launch::new(config, session_cwd),
+            launch,
             call_timeout: config.timeout.map_or(
                 crate::custom_tools::process::DEFAULT_TIMEOUT,
                 std::time::Duration::from_millis,
             ),
             state: tokio::sync::Mutex::new(State::default()),
             progress: Arc::default(),
+            span,
         }
+    }
+
+    /// The server's `mcp_server` span.
+    pub(super) fn span(&self) -> &tracing::Span {
+        &self.span
     }
 
     /// The server's name in `settings.json`.
@@ -280,6 +297,7 @@ impl McpServer {
     pub(super) async fn shutdown(&self) {
         let live = self.state.lock().await.live.take();
         if let Some(mut live) = live {
+            tracing::debug!(parent: &self.span, "closing the MCP server");
             let _ = live.service.close_with_timeout(SHUTDOWN_TIMEOUT).await;
         }
     }
@@ -298,6 +316,17 @@ impl McpServer {
 
     /// Spawns the process and completes `initialize` within [`STARTUP_TIMEOUT`].
     async fn start(&self) -> Result<(RunningService<RoleClient, PiClient>, Arc<StderrTail>), String> {
+        let started = self.start_unlogged().instrument(self.span.clone()).await;
+        match &started {
+            Ok(_) => tracing::info!(parent: &self.span, "MCP server initialized"),
+            Err(error) => tracing::warn!(parent: &self.span, %error, "MCP server failed to start"),
+        }
+        started
+    }
+
+    /// [`McpServer::start`] without its log events.
+    async fn start_unlogged(&self) -> Result<(RunningService<RoleClient, PiClient>, Arc<StderrTail>), String> {
+        tracing::debug!("starting the MCP server");
         let name = &self.name;
         let (transport, stderr) = TokioChildProcess::builder(self.launch.command())
             .stderr(Stdio::piped())

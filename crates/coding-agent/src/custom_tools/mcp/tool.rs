@@ -11,6 +11,7 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use super::MAX_TOOL_NAME_LENGTH;
 use super::content::convert;
@@ -243,16 +244,32 @@ impl AgentTool for McpTool {
         Some(self.mode)
     }
 
-    async fn execute(&self, _call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
+    async fn execute(&self, call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         if ctx.cancel.is_cancelled() {
             return Err(Self::aborted());
         }
-        let link = tokio::select! {
-            biased;
-            () = ctx.cancel.cancelled() => return Err(Self::aborted()),
-            link = self.server.connect() => link.map_err(ToolError::new)?,
-        };
-        self.call(&link, args, &ctx).await
+        let span = tracing::info_span!(
+            parent: self.server.span(),
+            "mcp_call",
+            tool = %self.remote,
+            call_id = %call_id,
+        );
+        async {
+            let link = tokio::select! {
+                biased;
+                () = ctx.cancel.cancelled() => return Err(Self::aborted()),
+                link = self.server.connect() => link.map_err(ToolError::new)?,
+            };
+            tracing::debug!("MCP call started");
+            let outcome = self.call(&link, args, &ctx).await;
+            match &outcome {
+                Ok(_) => tracing::debug!("MCP call finished"),
+                Err(error) => tracing::debug!(error = error.message(), "MCP call failed"),
+            }
+            outcome
+        }
+        .instrument(span)
+        .await
     }
 }
 

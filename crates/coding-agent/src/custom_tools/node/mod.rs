@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use super::process::{ProcessSpec, load_spec};
+use tracing::Instrument;
+
+use super::process::{ProcessError, ProcessSpec, load_spec};
 use super::{CustomTool, ToolApi};
 
 #[cfg(test)]
@@ -110,13 +112,114 @@ impl ScriptKind {
     }
 }
 
-/// The message when no `node` can be found for `entry`.
-fn node_missing(entry: &Path) -> String {
-    format!(
+/// Why a pi TypeScript / JavaScript tool cannot run: no `node`, one too old for it, one that does
+/// not say its version, a host file that cannot be written — or, once the host runs, the process
+/// tool's own load error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NodeError {
+    /// No `node` on `PATH` (and `PI_NODE` unset).
+    #[error(
         "Node.js is needed to run {} (install Node.js {} or newer, or set {NODE_ENV} to its path)",
-        entry.display(),
-        ScriptKind::of(entry).min_node().short(),
-    )
+        .entry.display(),
+        .needed.short()
+    )]
+    NotFound {
+        /// The tool module.
+        entry: PathBuf,
+        /// The oldest Node.js that runs it.
+        needed: NodeVersion,
+    },
+    /// `PI_NODE` names no program pi can run.
+    #[error(
+        "{NODE_ENV}={value} is not a program pi can run; Node.js is needed to run {} (install Node.js {} or newer, or set {NODE_ENV} to its path)",
+        .entry.display(),
+        .needed.short()
+    )]
+    NotRunnable {
+        /// The value of `PI_NODE`.
+        value: String,
+        /// The tool module.
+        entry: PathBuf,
+        /// The oldest Node.js that runs it.
+        needed: NodeVersion,
+    },
+    /// A TypeScript tool and a `node` older than [`MIN_NODE_TS`].
+    #[error(
+        "{} is TypeScript, which needs Node.js {} or newer (it runs with --experimental-strip-types); {} is {version}. \
+         Install a newer Node.js or set {NODE_ENV} to one (a JavaScript tool runs with Node.js {} or newer)",
+        .entry.display(),
+        MIN_NODE_TS.short(),
+        .node.display(),
+        MIN_NODE_JS.short()
+    )]
+    TooOldForTypeScript {
+        /// The tool module.
+        entry: PathBuf,
+        /// The `node`.
+        node: PathBuf,
+        /// Its version.
+        version: NodeVersion,
+    },
+    /// A JavaScript tool and a `node` older than [`MIN_NODE_JS`].
+    #[error(
+        "{} needs Node.js {} or newer (for module.register); {} is {version}. Install a newer Node.js or set {NODE_ENV} to one",
+        .entry.display(),
+        MIN_NODE_JS.short(),
+        .node.display()
+    )]
+    TooOldForJavaScript {
+        /// The tool module.
+        entry: PathBuf,
+        /// The `node`.
+        node: PathBuf,
+        /// Its version.
+        version: NodeVersion,
+    },
+    /// `node --version` did not answer in time.
+    #[error("{} --version did not answer within {} s", .node.display(), .after.as_secs())]
+    VersionTimedOut {
+        /// The `node`.
+        node: PathBuf,
+        /// The time limit.
+        after: Duration,
+    },
+    /// `node --version` could not be run.
+    #[error("Cannot run {} --version: {source}", .node.display())]
+    VersionFailed {
+        /// The `node`.
+        node: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `node --version` printed something else than a version.
+    #[error("{} --version printed {:?}, not a Node.js version", .node.display(), .printed)]
+    NotAVersion {
+        /// The `node`.
+        node: PathBuf,
+        /// What it printed (trimmed).
+        printed: String,
+    },
+    /// The host file could not be written, neither to the cache directory nor to the temp one.
+    #[error("Cannot write the Node host to {}: {source}", .dir.display())]
+    HostNotWritten {
+        /// The cache directory tried first.
+        dir: PathBuf,
+        /// Why the last attempt failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The blocking task that looks for `node` and writes the host failed (panicked).
+    #[error("Cannot prepare the Node host: {source}")]
+    Prepare {
+        /// The task's failure.
+        #[source]
+        source: tokio::task::JoinError,
+    },
+    /// The host ran but the tool did not load: the process tool's error.
+    #[error(transparent)]
+    Process(#[from] ProcessError),
 }
 
 /// Whether `path` is a file this user may run.
@@ -150,8 +253,9 @@ fn search_path(name: &str, path: Option<&str>) -> Option<PathBuf> {
 
 /// The `node` to run: `PI_NODE` (a path, or a name looked up on `PATH`), else `node` on `PATH`.
 /// `Err` says what is missing; `entry` is named in the message. Blocking (file metadata).
-pub fn find_node(env: &dyn Fn(&str) -> Option<String>, entry: &Path) -> Result<PathBuf, String> {
+pub fn find_node(env: &dyn Fn(&str) -> Option<String>, entry: &Path) -> Result<PathBuf, NodeError> {
     let path = env("PATH");
+    let needed = ScriptKind::of(entry).min_node();
     match env(NODE_ENV).filter(|value| !value.trim().is_empty()) {
         Some(value) => {
             let named = Path::new(&value);
@@ -160,38 +264,29 @@ pub fn find_node(env: &dyn Fn(&str) -> Option<String>, entry: &Path) -> Result<P
             } else {
                 search_path(&value, path.as_deref())
             };
-            found.ok_or_else(|| {
-                format!(
-                    "{NODE_ENV}={value} is not a program pi can run; {}",
-                    node_missing(entry)
-                )
+            found.ok_or_else(|| NodeError::NotRunnable {
+                value,
+                entry: entry.to_path_buf(),
+                needed,
             })
         }
-        None => search_path("node", path.as_deref()).ok_or_else(|| node_missing(entry)),
+        None => search_path("node", path.as_deref()).ok_or_else(|| NodeError::NotFound {
+            entry: entry.to_path_buf(),
+            needed,
+        }),
     }
 }
 
 /// Checks that Node.js `version` (at `node`) can run `entry`; the error says what is needed.
-pub fn check_version(version: NodeVersion, node: &Path, entry: &Path) -> Result<(), String> {
+pub fn check_version(version: NodeVersion, node: &Path, entry: &Path) -> Result<(), NodeError> {
     let kind = ScriptKind::of(entry);
     if version >= kind.min_node() {
         return Ok(());
     }
+    let (entry, node) = (entry.to_path_buf(), node.to_path_buf());
     Err(match kind {
-        ScriptKind::TypeScript => format!(
-            "{} is TypeScript, which needs Node.js {} or newer (it runs with --experimental-strip-types); {} is {version}. \
-             Install a newer Node.js or set {NODE_ENV} to one (a JavaScript tool runs with Node.js {} or newer)",
-            entry.display(),
-            MIN_NODE_TS.short(),
-            node.display(),
-            MIN_NODE_JS.short(),
-        ),
-        ScriptKind::JavaScript => format!(
-            "{} needs Node.js {} or newer (for module.register); {} is {version}. Install a newer Node.js or set {NODE_ENV} to one",
-            entry.display(),
-            MIN_NODE_JS.short(),
-            node.display(),
-        ),
+        ScriptKind::TypeScript => NodeError::TooOldForTypeScript { entry, node, version },
+        ScriptKind::JavaScript => NodeError::TooOldForJavaScript { entry, node, version },
     })
 }
 
@@ -256,7 +351,7 @@ fn versions() -> &'static Mutex<HashMap<PathBuf, NodeVersion>> {
 }
 
 /// The version of `node` (`node --version`, run once per path).
-pub async fn node_version(node: &Path) -> Result<NodeVersion, String> {
+pub async fn node_version(node: &Path) -> Result<NodeVersion, NodeError> {
     if let Some(version) = versions().lock().unwrap_or_else(|p| p.into_inner()).get(node) {
         return Ok(*version);
     }
@@ -268,21 +363,18 @@ pub async fn node_version(node: &Path) -> Result<NodeVersion, String> {
         .output();
     let output = tokio::time::timeout(VERSION_TIMEOUT, run)
         .await
-        .map_err(|_| {
-            format!(
-                "{} --version did not answer within {} s",
-                node.display(),
-                VERSION_TIMEOUT.as_secs()
-            )
+        .map_err(|_| NodeError::VersionTimedOut {
+            node: node.to_path_buf(),
+            after: VERSION_TIMEOUT,
         })?
-        .map_err(|error| format!("Cannot run {} --version: {error}", node.display()))?;
+        .map_err(|source| NodeError::VersionFailed {
+            node: node.to_path_buf(),
+            source,
+        })?;
     let text = String::from_utf8_lossy(&output.stdout);
-    let version = NodeVersion::parse(&text).ok_or_else(|| {
-        format!(
-            "{} --version printed {:?}, not a Node.js version",
-            node.display(),
-            text.trim()
-        )
+    let version = NodeVersion::parse(&text).ok_or_else(|| NodeError::NotAVersion {
+        node: node.to_path_buf(),
+        printed: text.trim().to_owned(),
     })?;
     versions()
         .lock()
@@ -333,11 +425,11 @@ pub fn host_file(dir: &Path) -> std::io::Result<PathBuf> {
 
 /// The host file in the cache directory, or in the OS temp directory when that cannot be written.
 /// Blocking.
-fn ensure_host_file(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
+fn ensure_host_file(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, NodeError> {
     let preferred = cache_dir(env);
     host_file(&preferred)
         .or_else(|_| host_file(&std::env::temp_dir().join("pi-node-host")))
-        .map_err(|error| format!("Cannot write the Node host to {}: {error}", preferred.display()))
+        .map_err(|source| NodeError::HostNotWritten { dir: preferred, source })
 }
 
 /// Reads an environment variable (`std::env::var` in pi; a fixed map in tests).
@@ -345,23 +437,29 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// The command that runs `entry` in the Node host, with the environment read through `env`:
 /// finds `node`, checks its version, writes the host file.
-pub async fn prepare(entry: &Path, env: EnvLookup) -> Result<ProcessSpec, String> {
+pub async fn prepare(entry: &Path, env: EnvLookup) -> Result<ProcessSpec, NodeError> {
     let entry_owned = entry.to_path_buf();
     let (node, host) = tokio::task::spawn_blocking(move || {
         let node = find_node(&*env, &entry_owned)?;
         let host = ensure_host_file(&*env)?;
-        Ok::<_, String>((node, host))
+        Ok::<_, NodeError>((node, host))
     })
     .await
-    .map_err(|error| format!("Cannot prepare the Node host: {error}"))??;
+    .map_err(|source| NodeError::Prepare { source })??;
     let version = node_version(&node).await?;
     check_version(version, &node, entry)?;
+    tracing::debug!(node = %node.display(), %version, "starting the Node host");
     Ok(process_spec(&node, version, &host, entry))
 }
 
 /// Loads the pi TypeScript / JavaScript tool module `entry`: runs it in the Node host and returns
 /// the tools its factory creates.
-pub async fn load(entry: &Path, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, String> {
-    let spec = prepare(entry, Arc::new(|name: &str| std::env::var(name).ok())).await?;
-    load_spec(spec, api).await
+pub async fn load(entry: &Path, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, NodeError> {
+    let span = tracing::info_span!("node_tool", entry = %entry.display());
+    async {
+        let spec = prepare(entry, Arc::new(|name: &str| std::env::var(name).ok())).await?;
+        Ok(load_spec(spec, api).await?)
+    }
+    .instrument(span)
+    .await
 }

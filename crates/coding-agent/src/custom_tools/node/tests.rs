@@ -125,10 +125,10 @@ fn old_nodes_are_refused_with_what_is_needed() {
     let node = Path::new("/usr/bin/node");
     let ts = Path::new("/tools/todo/index.ts");
     let js = Path::new("/tools/todo/index.js");
-    assert_eq!(check_version(v(22, 6, 0), node, ts), Ok(()));
-    assert_eq!(check_version(v(20, 6, 0), node, js), Ok(()));
+    assert_eq!(check_version(v(22, 6, 0), node, ts).map_err(|e| e.to_string()), Ok(()));
+    assert_eq!(check_version(v(20, 6, 0), node, js).map_err(|e| e.to_string()), Ok(()));
     assert_eq!(
-        check_version(v(20, 20, 2), node, ts),
+        check_version(v(20, 20, 2), node, ts).map_err(|e| e.to_string()),
         Err(
             "/tools/todo/index.ts is TypeScript, which needs Node.js 22.6 or newer (it runs with \
              --experimental-strip-types); /usr/bin/node is v20.20.2. Install a newer Node.js or set PI_NODE to one \
@@ -137,7 +137,7 @@ fn old_nodes_are_refused_with_what_is_needed() {
         )
     );
     assert_eq!(
-        check_version(v(18, 19, 0), node, js),
+        check_version(v(18, 19, 0), node, js).map_err(|e| e.to_string()),
         Err(
             "/tools/todo/index.js needs Node.js 20.6 or newer (for module.register); /usr/bin/node is v18.19.0. \
              Install a newer Node.js or set PI_NODE to one"
@@ -168,31 +168,34 @@ fn node_is_found_through_pi_node_then_path() {
     let path = bin.display().to_string();
     let entry = Path::new("/tools/hello/index.ts");
 
-    assert_eq!(find_node(&env_of(&[("PATH", &path)]), entry), Ok(node.clone()));
+    assert_eq!(
+        find_node(&env_of(&[("PATH", &path)]), entry).map_err(|e| e.to_string()),
+        Ok(node.clone())
+    );
     let absolute = other.display().to_string();
     assert_eq!(
-        find_node(&env_of(&[("PATH", ""), ("PI_NODE", &absolute)]), entry),
+        find_node(&env_of(&[("PATH", ""), ("PI_NODE", &absolute)]), entry).map_err(|e| e.to_string()),
         Ok(other.clone())
     );
     assert_eq!(
-        find_node(&env_of(&[("PATH", &path), ("PI_NODE", "mynode")]), entry),
+        find_node(&env_of(&[("PATH", &path), ("PI_NODE", "mynode")]), entry).map_err(|e| e.to_string()),
         Ok(other.clone())
     );
     assert_eq!(
-        find_node(&env_of(&[("PATH", &path), ("PI_NODE", "")]), entry),
+        find_node(&env_of(&[("PATH", &path), ("PI_NODE", "")]), entry).map_err(|e| e.to_string()),
         Ok(node.clone())
     );
 
     let missing = dir.path().join("nope").display().to_string();
     assert_eq!(
-        find_node(&env_of(&[("PATH", &path), ("PI_NODE", &missing)]), entry),
+        find_node(&env_of(&[("PATH", &path), ("PI_NODE", &missing)]), entry).map_err(|e| e.to_string()),
         Err(format!(
             "PI_NODE={missing} is not a program pi can run; Node.js is needed to run /tools/hello/index.ts \
              (install Node.js 22.6 or newer, or set PI_NODE to its path)"
         ))
     );
     assert_eq!(
-        find_node(&env_of(&[]), Path::new("/tools/hello/index.js")),
+        find_node(&env_of(&[]), Path::new("/tools/hello/index.js")).map_err(|e| e.to_string()),
         Err("Node.js is needed to run /tools/hello/index.js (install Node.js 20.6 or newer, or set PI_NODE to its path)"
             .to_owned())
     );
@@ -308,7 +311,7 @@ async fn prepare_asks_the_version_and_refuses_an_old_node() {
         ]))
     };
 
-    let error = prepare(&entry, env_with(&old)).await.unwrap_err();
+    let error = prepare(&entry, env_with(&old)).await.unwrap_err().to_string();
     assert!(
         error.contains("is TypeScript, which needs Node.js 22.6 or newer"),
         "{error}"
@@ -334,7 +337,7 @@ async fn prepare_asks_the_version_and_refuses_an_old_node() {
     std::fs::write(&new, "#!/bin/sh\necho v18.0.0\n").unwrap();
     assert!(prepare(&entry, env_with(&new)).await.is_ok());
 
-    let error = prepare(&entry, env_with(&broken)).await.unwrap_err();
+    let error = prepare(&entry, env_with(&broken)).await.unwrap_err().to_string();
     assert_eq!(
         error,
         format!(
@@ -381,12 +384,12 @@ async fn node_for(env: &dyn Fn(&str) -> Option<String>, entry: &Path) -> Option<
         let node = find_node(env, entry)?;
         let version = node_version(&node).await?;
         check_version(version, &node, entry)?;
-        Ok::<_, String>((node, version))
+        Ok::<_, NodeError>((node, version))
     };
     match found.await {
         Ok(found) => Some(found),
         Err(why) => {
-            skip_or_fail(env, &why);
+            skip_or_fail(env, &why.to_string());
             None
         }
     }

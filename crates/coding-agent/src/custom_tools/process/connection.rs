@@ -18,16 +18,25 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
-use super::ProcessSpec;
-use super::handlers;
 use super::protocol::{
-    Failure, Incoming, RpcError, notification_line, parse_line, request_line, response_line, start_of,
+    Failure, Incoming, MAX_LINE, RpcError, notification_line, parse_line, request_line, response_line, start_of,
 };
+use super::spec::ProcessSpec;
 use crate::custom_tools::ToolApi;
 
-/// The longest line pi reads from a tool process (images travel base64-encoded in results).
-pub(crate) const MAX_LINE: usize = 64 << 20;
+/// What pi does with the requests and notifications of the process. The transport only routes
+/// them here; the host hands in pi's handlers (`handlers::PI`), so this module does not
+/// depend on them.
+#[async_trait::async_trait]
+pub(crate) trait Handler: Send + Sync {
+    /// A notification of the process.
+    fn notification(&self, connection: &Arc<Connection>, method: &str, params: Value);
+
+    /// A request of the process; the answer goes back with the request's id.
+    async fn request(&self, connection: &Arc<Connection>, method: &str, params: Value) -> Result<Value, RpcError>;
+}
 
 /// How many bytes of a stderr line are kept for error messages.
 const MAX_STDERR_LINE: usize = 1000;
@@ -61,6 +70,7 @@ pub(crate) struct Connection {
     label: String,
     name: OnceLock<String>,
     api: ToolApi,
+    handler: &'static dyn Handler,
     timeout: Duration,
     writer: mpsc::UnboundedSender<Outgoing>,
     next_id: AtomicU64,
@@ -71,11 +81,19 @@ pub(crate) struct Connection {
     kill: CancellationToken,
     closed: CancellationToken,
     busy: watch::Sender<usize>,
+    /// `tool_process`: the program and how many arguments it has (never their values, nor the
+    /// environment's); the calls' spans are its children.
+    span: tracing::Span,
 }
 
 impl Connection {
-    /// Starts the process of `spec` (no `initialize` yet).
-    pub(crate) fn spawn(spec: &ProcessSpec, api: &ToolApi) -> std::io::Result<Arc<Connection>> {
+    /// Starts the process of `spec` (no `initialize` yet); its requests and notifications go to
+    /// `handler`.
+    pub(crate) fn spawn(
+        spec: &ProcessSpec,
+        api: &ToolApi,
+        handler: &'static dyn Handler,
+    ) -> std::io::Result<Arc<Connection>> {
         let mut command = tokio::process::Command::new(&spec.program);
         command
             .args(&spec.args)
@@ -88,7 +106,19 @@ impl Connection {
         // Its own process group: a Ctrl+C meant for pi does not kill the tool behind pi's back.
         #[cfg(unix)]
         command.process_group(0);
-        let mut child = command.spawn()?;
+        let span = tracing::info_span!(
+            "tool_process",
+            program = %spec.program.display(),
+            args = spec.args.len(),
+            pid = tracing::field::Empty,
+        );
+        let mut child = command.spawn().inspect_err(|error| {
+            tracing::warn!(parent: &span, %error, "cannot start the tool process");
+        })?;
+        if let Some(pid) = child.id() {
+            span.record("pid", pid);
+        }
+        tracing::debug!(parent: &span, env_vars = spec.env.len(), "tool process started");
         let missing = || std::io::Error::other("the process's standard streams are not piped");
         let stdin = child.stdin.take().ok_or_else(missing)?;
         let stdout = child.stdout.take().ok_or_else(missing)?;
@@ -98,6 +128,7 @@ impl Connection {
             label: spec.label.clone(),
             name: OnceLock::new(),
             api: api.clone(),
+            handler,
             timeout: spec.timeout,
             writer,
             next_id: AtomicU64::new(1),
@@ -108,12 +139,18 @@ impl Connection {
             kill: CancellationToken::new(),
             closed: CancellationToken::new(),
             busy: watch::Sender::new(0),
+            span: span.clone(),
         });
         tokio::spawn(write_lines(stdin, outgoing));
         let tail = Arc::new(Mutex::new(None));
         let stderr_task = tokio::spawn(keep_stderr_tail(stderr, tail.clone()));
-        tokio::spawn(supervise(connection.clone(), child, stdout, stderr_task, tail));
+        tokio::spawn(supervise(connection.clone(), child, stdout, stderr_task, tail).instrument(span));
         Ok(connection)
+    }
+
+    /// The process's `tool_process` span.
+    pub(crate) fn span(&self) -> &tracing::Span {
+        &self.span
     }
 
     /// The API the process's requests are served with.
@@ -292,7 +329,7 @@ impl Connection {
                     let _ = sender.send(outcome);
                 }
             }
-            Incoming::Notification { method, params } => handlers::notification(self, &method, params),
+            Incoming::Notification { method, params } => self.handler.notification(self, &method, params),
             Incoming::Request { id, method, params } => {
                 let connection = self.clone();
                 tokio::spawn(async move {
@@ -300,7 +337,7 @@ impl Connection {
                         let _busy = connection.busy();
                         // A dialog or command for a process that is gone is dropped with it.
                         tokio::select! {
-                            outcome = handlers::request(&connection, &method, params) => outcome,
+                            outcome = connection.handler.request(&connection, &method, params) => outcome,
                             () = connection.closed.cancelled() => return,
                         }
                     };
@@ -483,5 +520,14 @@ async fn supervise(
     }
     let _ = child.start_kill();
     let _ = tokio::time::timeout(EXIT_GRACE, child.wait()).await;
+    match connection.failure.get() {
+        Some(Failure::Exited { status, .. }) => tracing::warn!(%status, "tool process exited unexpectedly"),
+        Some(Failure::TimedOut { tool, after }) => {
+            tracing::warn!(%tool, ?after, "tool call timed out; process killed");
+        }
+        Some(Failure::InvalidJson { .. }) => tracing::warn!("tool process wrote a line that is not JSON; killed"),
+        Some(Failure::LineTooLong) => tracing::warn!(limit = MAX_LINE, "tool process wrote too long a line; killed"),
+        Some(Failure::Stopped) | None => tracing::debug!("tool process stopped"),
+    }
     connection.finish();
 }

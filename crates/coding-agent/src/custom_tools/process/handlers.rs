@@ -9,11 +9,28 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::connection::{CallError, Connection};
+use super::connection::{CallError, Connection, Handler};
 use super::protocol::{METHOD_NOT_FOUND, RpcError, SERVER_ERROR, parse_result};
 use crate::custom_tools::{DEFAULT_SOURCE_TOOL, ExecOptions};
 use crate::resolve::{PendingAction, PendingError};
 use crate::ui::NotifyKind;
+
+/// pi's handlers, handed to every connection the host spawns.
+pub(crate) static PI: PiHandlers = PiHandlers;
+
+/// The [`Handler`] of pi: [`notification`] and [`request`].
+pub(crate) struct PiHandlers;
+
+#[async_trait::async_trait]
+impl Handler for PiHandlers {
+    fn notification(&self, connection: &Arc<Connection>, method: &str, params: Value) {
+        notification(connection, method, params);
+    }
+
+    async fn request(&self, connection: &Arc<Connection>, method: &str, params: Value) -> Result<Value, RpcError> {
+        request(connection, method, params).await
+    }
+}
 
 fn params<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
     serde_json::from_value(params).map_err(RpcError::invalid_params)

@@ -9,8 +9,10 @@ use pi_agent_core::lock;
 use serde_json::{Value, json};
 
 use super::connection::{CallError, Connection};
-use super::protocol::{Failure, PROTOCOL_VERSION, ToolDefinition, parse_definitions, seconds};
-use super::{INITIALIZE_TIMEOUT, ProcessSpec, SHUTDOWN_GRACE};
+use super::error::ProcessError;
+use super::handlers;
+use super::protocol::{Failure, PROTOCOL_VERSION, ToolDefinition, parse_definitions};
+use super::spec::{INITIALIZE_TIMEOUT, ProcessSpec, SHUTDOWN_GRACE};
 use crate::custom_tools::{SessionReason, ToolApi, ToolSessionEvent};
 use crate::ui::NotifyKind;
 
@@ -33,10 +35,13 @@ pub(crate) struct Host {
 
 impl Host {
     /// Starts the process and initializes it; the host and the tools the process defines.
-    pub(crate) async fn start(spec: ProcessSpec, api: ToolApi) -> Result<(Arc<Host>, Vec<ToolDefinition>), String> {
-        let connection =
-            Connection::spawn(&spec, &api).map_err(|error| format!("Cannot start {}: {error}", spec.label))?;
+    pub(crate) async fn start(
+        spec: ProcessSpec,
+        api: ToolApi,
+    ) -> Result<(Arc<Host>, Vec<ToolDefinition>), ProcessError> {
+        let connection = spawn(&spec, &api)?;
         let tools = initialize(&connection, &spec, &api).await?;
+        tracing::info!(parent: connection.span(), tools = tools.len(), "tool process initialized");
         let name = tools
             .first()
             .map_or_else(|| spec.label.clone(), |tool| tool.name.clone());
@@ -60,14 +65,14 @@ impl Host {
 
     /// The live connection; after a failure, a new process, initialized and given the last
     /// session event again.
-    pub(crate) async fn connection(&self) -> Result<Arc<Connection>, String> {
+    pub(crate) async fn connection(&self) -> Result<Arc<Connection>, ProcessError> {
         let mut current = self.current.lock().await;
         if let Some(connection) = current.as_ref().filter(|c| c.is_alive()) {
             return Ok(connection.clone());
         }
         *current = None;
-        let connection = Connection::spawn(&self.spec, &self.api)
-            .map_err(|error| format!("Cannot start {}: {error}", self.spec.label))?;
+        tracing::info!(tool = %self.name, "restarting the tool process");
+        let connection = spawn(&self.spec, &self.api)?;
         initialize(&connection, &self.spec, &self.api).await?;
         connection.set_name(&self.name);
         let replay = lock(&self.replay).clone();
@@ -142,6 +147,7 @@ impl Host {
         if !connection.is_alive() {
             return;
         }
+        tracing::debug!(parent: connection.span(), "shutting the tool process down");
         connection.begin_stop();
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, connection.call("shutdown", &json!({}))).await;
         connection.close_stdin();
@@ -171,8 +177,20 @@ fn same_event(a: &ToolSessionEvent, b: &ToolSessionEvent) -> bool {
         && a.previous_session_file == b.previous_session_file
 }
 
+/// Starts the process of `spec`, served by pi's handlers.
+fn spawn(spec: &ProcessSpec, api: &ToolApi) -> Result<Arc<Connection>, ProcessError> {
+    Connection::spawn(spec, api, &handlers::PI).map_err(|source| ProcessError::Spawn {
+        label: spec.label.clone(),
+        source,
+    })
+}
+
 /// `initialize`: the tools the process defines. On failure the process is killed.
-async fn initialize(connection: &Connection, spec: &ProcessSpec, api: &ToolApi) -> Result<Vec<ToolDefinition>, String> {
+async fn initialize(
+    connection: &Connection,
+    spec: &ProcessSpec,
+    api: &ToolApi,
+) -> Result<Vec<ToolDefinition>, ProcessError> {
     let params = json!({
         "protocolVersion": PROTOCOL_VERSION,
         "cwd": api.cwd(),
@@ -183,23 +201,32 @@ async fn initialize(connection: &Connection, spec: &ProcessSpec, api: &ToolApi) 
     let outcome = connection
         .call_within("initialize", &params, INITIALIZE_TIMEOUT, label)
         .await;
+    let label = label.clone();
     let answer = outcome.map_err(|error| match error {
-        CallError::Rpc(error) => format!("{label} answered initialize with an error: {}", error.message),
-        CallError::Failed(Failure::TimedOut { .. }) => format!(
-            "{label} did not answer initialize within {} s",
-            seconds(INITIALIZE_TIMEOUT)
-        ),
-        CallError::Failed(Failure::Exited { status, stderr }) => match stderr {
-            Some(line) => format!("{label} exited before answering initialize ({status}): {line}"),
-            None => format!("{label} exited before answering initialize ({status})"),
+        CallError::Rpc(error) => ProcessError::InitializeRefused {
+            label,
+            code: error.code,
+            message: error.message,
         },
-        CallError::Failed(Failure::InvalidJson { start }) => format!("{label} wrote invalid JSON: {start}"),
-        CallError::Failed(failure) => failure.message(label),
+        CallError::Failed(Failure::TimedOut { .. }) => ProcessError::InitializeTimedOut {
+            label,
+            after: INITIALIZE_TIMEOUT,
+        },
+        CallError::Failed(Failure::Exited { status, stderr }) => {
+            ProcessError::ExitedBeforeInitialize { label, status, stderr }
+        }
+        CallError::Failed(Failure::InvalidJson { start }) => ProcessError::InvalidJson { label, start },
+        CallError::Failed(Failure::LineTooLong) => ProcessError::LineTooLong { label },
+        CallError::Failed(Failure::Stopped) => ProcessError::Stopped { label },
     });
     let tools = answer.and_then(|answer| {
-        parse_definitions(&answer).map_err(|why| format!("Invalid initialize answer from {label}: {why}"))
+        parse_definitions(&answer).map_err(|why| ProcessError::InvalidAnswer {
+            label: spec.label.clone(),
+            why,
+        })
     });
-    if tools.is_err() {
+    if let Err(error) = &tools {
+        tracing::warn!(parent: connection.span(), %error, "tool process failed to initialize");
         connection.terminate(Failure::Stopped);
     }
     tools

@@ -6,7 +6,34 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{DEFAULT_TIMEOUT, ProcessSpec};
+use super::spec::{DEFAULT_TIMEOUT, ProcessSpec};
+
+/// Why a `tool.json` is not a valid manifest; the text names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManifestError {
+    /// Not JSON, or not the manifest's shape (a missing `command`, a field of the wrong type).
+    #[error("Invalid {}: {source}", .manifest.display())]
+    Syntax {
+        /// The manifest's path.
+        manifest: PathBuf,
+        /// What serde_json says.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// `command` is empty.
+    #[error("Invalid {}: \"command\" must not be empty", .manifest.display())]
+    EmptyCommand {
+        /// The manifest's path.
+        manifest: PathBuf,
+    },
+    /// `timeout` is 0.
+    #[error("Invalid {}: \"timeout\" must be a positive number of milliseconds", .manifest.display())]
+    ZeroTimeout {
+        /// The manifest's path.
+        manifest: PathBuf,
+    },
+}
 
 /// The manifest as written; unknown fields are allowed (a `$schema`, a description for humans).
 #[derive(Deserialize)]
@@ -33,17 +60,20 @@ struct Manifest {
 /// assert_eq!(spec.label, "./tool.sh --serve");
 ///
 /// let error = parse_manifest(Path::new("/t"), Path::new("/t/tool.json"), "{}").unwrap_err();
-/// assert_eq!(error, "Invalid /t/tool.json: missing field `command` at line 1 column 2");
+/// assert_eq!(error.to_string(), "Invalid /t/tool.json: missing field `command` at line 1 column 2");
 /// ```
-pub fn parse_manifest(dir: &Path, manifest: &Path, text: &str) -> Result<ProcessSpec, String> {
-    let invalid = |why: &dyn std::fmt::Display| format!("Invalid {}: {why}", manifest.display());
-    let parsed: Manifest = serde_json::from_str(text).map_err(|error| invalid(&error))?;
+pub fn parse_manifest(dir: &Path, manifest: &Path, text: &str) -> Result<ProcessSpec, ManifestError> {
+    let manifest = manifest.to_path_buf();
+    let parsed: Manifest = serde_json::from_str(text).map_err(|source| ManifestError::Syntax {
+        manifest: manifest.clone(),
+        source,
+    })?;
     if parsed.command.trim().is_empty() {
-        return Err(invalid(&"\"command\" must not be empty"));
+        return Err(ManifestError::EmptyCommand { manifest });
     }
     let timeout = match parsed.timeout {
         None => DEFAULT_TIMEOUT,
-        Some(0) => return Err(invalid(&"\"timeout\" must be a positive number of milliseconds")),
+        Some(0) => return Err(ManifestError::ZeroTimeout { manifest }),
         Some(millis) => Duration::from_millis(millis),
     };
     let label = std::iter::once(parsed.command.as_str())
@@ -111,7 +141,11 @@ mod tests {
             ),
         ];
         for (text, error) in cases {
-            assert_eq!(parse_manifest(dir, &manifest, text).unwrap_err(), error, "{text}");
+            assert_eq!(
+                parse_manifest(dir, &manifest, text).unwrap_err().to_string(),
+                error,
+                "{text}"
+            );
         }
     }
 }

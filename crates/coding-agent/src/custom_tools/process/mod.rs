@@ -11,7 +11,7 @@
 //! Node host of pi's TypeScript tools is one).
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), String> {
+//! # async fn demo() -> Result<(), pi_coding_agent::custom_tools::process::ProcessError> {
 //! use std::path::Path;
 //! use pi_coding_agent::custom_tools::ToolApi;
 //! use pi_coding_agent::custom_tools::process::load;
@@ -22,65 +22,48 @@
 //! # Ok(()) }
 //! ```
 
+//!
+//! The modules depend on each other one way only: `spec` and `protocol` (the wire format) use
+//! none of the others; `manifest` uses `spec`; `connection` (the transport) uses `protocol` and
+//! `spec`; `handlers` (pi's answers to the process) use `connection` and `protocol`; `host` puts
+//! a connection and the handlers together; `tool` calls through the host.
+
 mod connection;
+mod error;
 mod handlers;
 mod host;
 mod manifest;
 mod protocol;
-
-pub(crate) use protocol::seconds;
+mod spec;
 mod tool;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+pub(crate) use protocol::seconds;
 
-pub use manifest::parse_manifest;
+use std::path::Path;
+use std::sync::Arc;
+
+pub use error::ProcessError;
+pub use manifest::{ManifestError, parse_manifest};
+pub use spec::{DEFAULT_TIMEOUT, INITIALIZE_TIMEOUT, ProcessSpec, SHUTDOWN_GRACE};
 
 use super::{CustomTool, ToolApi};
-
-/// How long a process may take to answer `initialize`.
-pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A call's time limit when the manifest sets none (`timeout`, in milliseconds, 300000).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// How long pi waits for the answer to `shutdown`, then for the process to exit once its stdin
-/// is closed, before killing it.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-
-/// How to run a process that speaks the protocol.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcessSpec {
-    /// The program: a path, or a bare name looked up on `PATH`.
-    pub program: PathBuf,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Environment variables added to pi's.
-    pub env: BTreeMap<String, String>,
-    /// The directory it runs in.
-    pub dir: PathBuf,
-    /// How long a call (`execute`, `pendingAction.*`, `session`) may go unanswered before the
-    /// process is killed.
-    pub timeout: Duration,
-    /// How load errors name the process, e.g. its command line (`python3 tool.py`).
-    pub label: String,
-}
 
 /// Loads the process tool whose manifest is `manifest` (the `tool.json` in `dir`): starts the
 /// process, initializes it, and returns the tools it defines. Errors name the manifest when it
 /// cannot be read or is invalid, and the command otherwise.
-pub async fn load(dir: &Path, manifest: &Path, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, String> {
+pub async fn load(dir: &Path, manifest: &Path, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, ProcessError> {
     let text = tokio::fs::read_to_string(manifest)
         .await
-        .map_err(|error| format!("Cannot read {}: {error}", manifest.display()))?;
+        .map_err(|source| ProcessError::ReadManifest {
+            manifest: manifest.to_path_buf(),
+            source,
+        })?;
     load_spec(parse_manifest(dir, manifest, &text)?, api).await
 }
 
 /// Starts the process of `spec`, initializes it (within [`INITIALIZE_TIMEOUT`]) and returns the
 /// tools it defines, all served by that one process.
-pub async fn load_spec(spec: ProcessSpec, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, String> {
+pub async fn load_spec(spec: ProcessSpec, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, ProcessError> {
     let (host, definitions) = host::Host::start(spec, api.clone()).await?;
     Ok(definitions
         .into_iter()

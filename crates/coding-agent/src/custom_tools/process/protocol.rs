@@ -1,7 +1,9 @@
 //! The wire format of the process protocol: JSON-RPC 2.0 messages, one per line; tool definitions
 //! and results as the tool sends them; and the error texts the model reads when a process fails.
 //!
-//! Everything here is pure (no I/O), so the framing can be tested and fuzzed on its own.
+//! Everything here is pure (no I/O), so the framing can be tested and fuzzed on its own, and it
+//! uses no other module of `process`: the transport ([`super::connection`]) and the handlers
+//! build on it, never the other way round.
 
 use std::time::Duration;
 
@@ -17,6 +19,9 @@ pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// An error of pi's own handlers (`exec` could not start, no pending-action store).
 pub(crate) const SERVER_ERROR: i64 = -32000;
+
+/// The longest line pi reads from a tool process (images travel base64-encoded in results).
+pub(crate) const MAX_LINE: usize = 64 << 20;
 
 /// How many characters of a bad line the error text quotes.
 const QUOTED_CHARS: usize = 80;
@@ -315,10 +320,7 @@ impl Failure {
             } => format!("Tool \"{tool}\" process exited unexpectedly ({status}): {line}"),
             Failure::TimedOut { tool, after } => format!("Tool \"{tool}\" timed out after {} s", seconds(*after)),
             Failure::InvalidJson { start } => format!("Tool \"{tool}\" wrote invalid JSON: {start}"),
-            Failure::LineTooLong => format!(
-                "Tool \"{tool}\" wrote a line longer than {} MiB",
-                super::connection::MAX_LINE >> 20
-            ),
+            Failure::LineTooLong => format!("Tool \"{tool}\" wrote a line longer than {} MiB", MAX_LINE >> 20),
             Failure::Stopped => format!("Tool \"{tool}\" process was stopped"),
         }
     }

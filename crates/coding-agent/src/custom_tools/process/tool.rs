@@ -7,8 +7,9 @@ use pi_agent_core::{
     AgentTool, OPERATION_ABORTED, ToolContext, ToolError, ToolExecutionMode, ToolParameters, ToolResult,
 };
 use serde_json::{Value, json};
+use tracing::Instrument;
 
-use super::connection::CallError;
+use super::connection::{CallError, Connection};
 use super::host::Host;
 use super::protocol::{ToolDefinition, parse_result};
 use crate::custom_tools::{CustomTool, ToolSessionEvent};
@@ -70,25 +71,48 @@ impl AgentTool for ProcessTool {
             biased;
             () = ctx.cancel.cancelled() => return Err(aborted()),
             connection = self.host.connection() => connection.map_err(|error| {
+                tracing::warn!(tool = %self.name, %error, "tool process could not be restarted");
                 ToolError::new(format!("Tool \"{}\" could not be restarted: {error}", self.name))
             })?,
         };
+        let span = tracing::info_span!(parent: connection.span(), "tool_call", tool = %self.name, call_id = %call_id);
+        self.call(&connection, call_id, args, &ctx).instrument(span).await
+    }
+}
+
+impl ProcessTool {
+    /// One `execute` on `connection`.
+    async fn call(
+        &self,
+        connection: &Connection,
+        call_id: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolResult, ToolError> {
+        let aborted = || ToolError::new(OPERATION_ABORTED);
+        tracing::debug!("tool call started");
         let _call = connection.register_call(call_id, &self.name, ctx.updates.clone(), ctx.cancel.clone());
         let params = json!({"callId": call_id, "tool": self.name, "params": args});
         let reply = tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => {
+                tracing::debug!("tool call aborted");
                 connection.notify("cancel", &json!({"callId": call_id}));
                 return Err(aborted());
             }
             reply = connection.call_within("execute", &params, self.host.timeout(), &self.name) => reply,
         };
-        match reply {
+        let outcome = match reply {
             Ok(result) => parse_result(result)
                 .map_err(|why| ToolError::new(format!("Tool \"{}\" returned an invalid result: {why}", self.name))),
             Err(CallError::Rpc(error)) => Err(error.into_tool_error()),
             Err(CallError::Failed(failure)) => Err(ToolError::new(failure.message(&self.name))),
+        };
+        match &outcome {
+            Ok(_) => tracing::debug!("tool call finished"),
+            Err(error) => tracing::debug!(error = error.message(), "tool call failed"),
         }
+        outcome
     }
 }
 
