@@ -10,9 +10,9 @@ use pi_agent_core::{Model, StreamFn, ThinkingLevel};
 use pi_ai::{HttpClient, ModelRegistry, Providers};
 
 use crate::config::{AgentPaths, Settings};
-use crate::custom_tools::discovery::discover;
-use crate::custom_tools::loader::{CustomTools, LoadError, load_all};
+use crate::custom_tools::discover;
 use crate::custom_tools::{CustomTool, CustomToolFactory, FactoryError, NamedFactory, ToolApi};
+use crate::custom_tools::{CustomTools, LoadError, load_all};
 use crate::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionError, SessionOptions, SessionSettings};
 use crate::system_prompt::{PromptParts, build_system_prompt, find_context_files, now_text, text_or_file};
 use crate::ui::ToolUi;

@@ -1,18 +1,47 @@
-//! The pi coding agent.
+//! The pi coding agent as a library: pi's session, its tools and the `resolve` runtime, for Rust
+//! programs that drive a model through tools. It has no terminal or command-line code (the `pi`
+//! binary is the `pi-cli` crate); with the `tui` feature, custom tools can draw themselves with
+//! `pi-tui`'s styled lines.
 //!
-//! * [`session`]: [`session::AgentSession`] around [`pi_agent_core::Agent`] — the tool registry
-//!   and active set, the pending-action store, the tool-choice queue and the loop hooks that force
-//!   `resolve` while a preview is pending.
-//! * [`pending`]: the LIFO [`pending::PendingActionStore`]; [`resolve`]: the hidden `resolve`
-//!   tool and its runtime; [`tool_choice_queue`]: per-call tool-choice directives.
-//! * [`ast`]: the structural `ast_grep` and transactional `ast_edit` tools.
-//! * [`messages`]: what the model sees of the transcript; [`system_prompt`]: the system prompt.
-//! * [`config`]: where pi's files live and `settings.json`; [`session_store`]: sessions on disk
-//!   (pi's JSONL v3 tree).
-//! * [`ui`]: what a tool may ask the user; [`custom_tools`]: tools users add (native, any language
-//!   over stdio, pi's TypeScript tools, MCP servers).
-//! * [`cli`]: the `pi` command; [`modes`]: print, JSON and line-mode interactive output;
-//!   [`demo`]: the offline demo.
+//! * [`SessionBuilder`] builds an [`AgentSession`] the way `pi` does — settings, model, API key,
+//!   the active tools, custom tools, the user interface tools may ask ([`ToolUi`]), queue modes
+//!   and the system prompt; [`choose_model`] picks the model from flags and settings.
+//! * [`AgentSession`] wraps [`pi_agent_core::Agent`]: the tool registry and active set, the
+//!   pending previews, and the loop hooks that force `resolve` while a preview is pending.
+//!   [`App`] is a running session recorded to its session file (`pi-session-store`).
+//! * [`resolve`]: the LIFO pending-action store, the hidden `resolve` tool, the tool-choice queue
+//!   and the forcing policy. [`ast`]: the structural `ast_grep` and transactional `ast_edit`.
+//! * [`custom_tools`]: tools users add (native factories, any language over stdio, pi's
+//!   TypeScript tools on Node, MCP servers). [`config`]: where pi's files live, `settings.json`.
+//! * [`convert_to_llm`]: what the model sees of the transcript; [`build_system_prompt`]: the
+//!   system prompt.
+//!
+//! A first program — build a session, add a native tool, run one prompt, print the events — is
+//! `examples/embed.rs` (`cargo run -p pi-coding-agent --example embed`):
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use std::sync::Arc;
+//! use pi_agent_core::faux::{FauxModel, faux_assistant_text};
+//! use pi_coding_agent::{SessionBuilder, SessionEvent};
+//!
+//! let faux = FauxModel::new();
+//! faux.append_responses([faux_assistant_text("Done.")]);
+//! let built = SessionBuilder::new(std::env::temp_dir(), faux.model())
+//!     .stream_fn(Arc::new(faux.clone()))
+//!     .context_files(false)
+//!     .build()
+//!     .await
+//!     .unwrap();
+//! let subscription = built.session.subscribe(|event| {
+//!     if let SessionEvent::Agent(event) = event {
+//!         println!("{}", event.kind());
+//!     }
+//! });
+//! built.session.prompt("Hello").await.unwrap();
+//! subscription.unsubscribe();
+//! # });
+//! ```
 
 mod app;
 pub mod ast;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_tool_call};
 use pi_agent_core::{AgentMessage, ContentBlock, ToolContext, ToolError, ToolResult, ToolUpdateSink};
 use pi_coding_agent::config::McpServerConfig;
-use pi_coding_agent::custom_tools::loader::load_all;
+use pi_coding_agent::custom_tools::load_all;
 use pi_coding_agent::custom_tools::mcp::load_server;
 use pi_coding_agent::custom_tools::{CustomTool, SessionReason, ToolApi, ToolSessionEvent};
 use pi_test_support::wait::within;

@@ -283,7 +283,8 @@ impl SessionManager {
         Ok(self.path_from(Some(index)))
     }
 
-    /// The model's context at the leaf; see the module docs of [`super::tree`]. Each message in
+    /// The model's context at the leaf (compaction, branch summaries and custom messages as
+    /// `docs/sessions.md` describes; see [`build_context`]). Each message in
     /// it is cloned once; compacted-away messages are not touched.
     pub fn build_context(&self) -> SessionContext {
         build_context(&self.path_to_leaf())

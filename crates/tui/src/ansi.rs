@@ -4,7 +4,7 @@
 //! SGR reset followed by its colours and attributes, and every line ends with an SGR reset, so no
 //! style ever leaks into the next row or into the shell after pi exits. The style of a span is the
 //! line's style patched by the span's (ratatui's rule). Span texts are written as they are: pass
-//! lines through [`wrap`](crate::wrap) first (the [`InlineRenderer`](crate::InlineRenderer) does) so
+//! lines through [`wrap_line`](crate::wrap_line) first (the [`InlineRenderer`](crate::InlineRenderer) does) so
 //! no control character from content reaches the terminal.
 //!
 //! ```

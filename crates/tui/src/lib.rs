@@ -47,7 +47,7 @@ pub type Line = ratatui::text::Line<'static>;
 ///
 /// A component is drawn by asking it for its lines at the terminal's width; it keeps no
 /// terminal state of its own. Implementations must return no line wider than `width` (the
-/// [`wrap`] functions make that easy).
+/// [`wrap_line`] and [`wrap_text`] make that easy).
 ///
 /// ```
 /// use pi_tui::{Component, Line, wrap_text};

@@ -58,7 +58,7 @@ use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchron
 use crate::{Line, ansi, truncate_line, wrap_line};
 
 /// Draws a live region at the bottom of the terminal's normal screen, above which committed lines
-/// accumulate in the scrollback. See the [module docs](self).
+/// accumulate in the scrollback (`docs/tui.md` describes the model).
 ///
 /// ```no_run
 /// use std::io;

@@ -140,7 +140,7 @@ pub(crate) fn tab_advance(col: usize) -> usize {
 /// Display columns of `s`, measured as one row starting at column 0.
 ///
 /// Wide characters count two, combining marks none, a tab runs to the next multiple of
-/// [`TAB_WIDTH`], control characters (and newlines) count nothing.
+/// 4 columns, control characters (and newlines) count nothing.
 ///
 /// ```
 /// use pi_tui::display_width;

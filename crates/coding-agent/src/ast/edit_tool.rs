@@ -15,7 +15,7 @@ use super::apply::{self, EditPlan, PlannedFile};
 use super::engine::{self, Change, EditRun, FileEdits, Rule};
 use super::files::{self, Scope};
 use super::preview::{self, FileBlock, plural};
-use super::{ToolKind, lang, run_blocking};
+use super::{AstTool, lang, run_blocking};
 use crate::resolve::{PendingAction, PendingActionStore};
 
 /// Touched files one preview may hold when `PI_MAX_AST_FILES` is not set.
@@ -345,7 +345,7 @@ fn build_preview(
     cancel: &CancellationToken,
 ) -> Result<Preview, ToolError> {
     let lang_override = args.lang.as_deref().map(lang::parse).transpose()?;
-    let scope = files::collect(cwd, &args.paths, lang_override, ToolKind::Edit, cancel)?;
+    let scope = files::collect(cwd, &args.paths, lang_override, AstTool::Edit, cancel)?;
     let (rules, mut issues) = engine::compile_rules(&args.ops, scope.lang);
     let mut run = if rules.is_empty() {
         EditRun {
@@ -482,7 +482,7 @@ impl pi_agent_core::TypedTool for AstEditTool {
             .unwrap_or_else(|| max_files_from(std::env::var("PI_MAX_AST_FILES").ok().as_deref()));
         let cwd = self.cwd.clone();
         let cancel = ctx.cancel.clone();
-        let preview = run_blocking(ToolKind::Edit, &ctx.cancel, move || {
+        let preview = run_blocking(AstTool::Edit, &ctx.cancel, move || {
             build_preview(&cwd, &args, max_files, &cancel)
         })
         .await?;

@@ -26,7 +26,7 @@ use ignore::{WalkBuilder, WalkState};
 use pi_agent_core::{OPERATION_ABORTED, ToolError};
 use tokio_util::sync::CancellationToken;
 
-use super::{ToolKind, lang};
+use super::{AstTool, lang};
 
 /// The most candidate files one call considers.
 pub const MAX_CANDIDATE_FILES: usize = 100_000;
@@ -90,7 +90,7 @@ pub(crate) fn collect(
     cwd: &Path,
     paths: &[String],
     lang_override: Option<SupportLang>,
-    tool: ToolKind,
+    tool: AstTool,
     cancel: &CancellationToken,
 ) -> Result<Scope, ToolError> {
     let inputs: Vec<&str> = paths.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
@@ -368,7 +368,7 @@ mod tests {
 
     fn names(root: &Path, paths: &[&str], lang: Option<SupportLang>) -> Result<Vec<String>, String> {
         let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
-        collect(root, &paths, lang, ToolKind::Edit, &CancellationToken::new())
+        collect(root, &paths, lang, AstTool::Edit, &CancellationToken::new())
             .map(|scope| scope.candidates.iter().map(|p| display(root, p)).collect())
             .map_err(|e| e.message().to_owned())
     }
@@ -488,7 +488,7 @@ mod tests {
         let (_dir, root) = tree(&["a/x/1.ts", "a/y/2.ts", "b.ts"]);
         let scope = |paths: &[&str]| {
             let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
-            collect(&root, &paths, None, ToolKind::Grep, &CancellationToken::new()).unwrap()
+            collect(&root, &paths, None, AstTool::Grep, &CancellationToken::new()).unwrap()
         };
         let one = scope(&["b.ts"]);
         assert!(one.single_file);

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::engine::{self, Match};
 use super::files::{self, Scope};
 use super::preview::{self, FileBlock};
-use super::{ToolKind, lang, run_blocking};
+use super::{AstTool, lang, run_blocking};
 
 /// Matches shown per call; `skip` pages on.
 pub const PAGE_SIZE: usize = 50;
@@ -199,7 +199,7 @@ fn page(files: &[(PathBuf, Vec<Match>)], skip: usize) -> (Vec<PageFile<'_>>, usi
 
 fn search(cwd: &Path, args: &AstGrepParams, cancel: &CancellationToken) -> Result<ToolResult, ToolError> {
     let lang_override = args.lang.as_deref().map(lang::parse).transpose()?;
-    let scope: Scope = files::collect(cwd, &args.paths, lang_override, ToolKind::Grep, cancel)?;
+    let scope: Scope = files::collect(cwd, &args.paths, lang_override, AstTool::Grep, cancel)?;
     let mut issues = Vec::new();
     let run = match engine::compile_pattern(&args.pat, scope.lang) {
         Ok(pattern) => Some(
@@ -316,7 +316,7 @@ impl TypedTool for AstGrepTool {
     async fn execute(&self, _call_id: &str, args: AstGrepParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let cwd = self.cwd.clone();
         let cancel = ctx.cancel.clone();
-        run_blocking(ToolKind::Grep, &ctx.cancel, move || search(&cwd, &args, &cancel)).await
+        run_blocking(AstTool::Grep, &ctx.cancel, move || search(&cwd, &args, &cancel)).await
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use ast_grep_language::{Alias, Language, SupportLang};
 use pi_agent_core::ToolError;
 
-use super::ToolKind;
+use super::AstTool;
 
 /// Every language with the name this crate prints for it and its ast-grep aliases.
 const LANGUAGES: [(SupportLang, &str, &[&str]); 29] = {
@@ -91,7 +91,7 @@ pub(crate) fn unknown_reason(path: &Path) -> String {
 }
 
 /// The one language of `langs` (the candidates' languages), or the error saying why there is none.
-pub(crate) fn infer_one(tool: ToolKind, langs: &BTreeSet<&'static str>) -> Result<SupportLang, ToolError> {
+pub(crate) fn infer_one(tool: AstTool, langs: &BTreeSet<&'static str>) -> Result<SupportLang, ToolError> {
     let mut names = langs.iter();
     match (names.next(), names.next()) {
         (None, _) => Err(ToolError::new(format!(
@@ -108,7 +108,7 @@ pub(crate) fn infer_one(tool: ToolKind, langs: &BTreeSet<&'static str>) -> Resul
 }
 
 /// The error for explicitly named files whose language cannot be read from their names.
-pub(crate) fn not_inferable(tool: ToolKind, failures: &[(String, String)]) -> ToolError {
+pub(crate) fn not_inferable(tool: AstTool, failures: &[(String, String)]) -> ToolError {
     let lines: Vec<String> = failures.iter().map(|(file, why)| format!("- {file}: {why}")).collect();
     ToolError::new(format!(
         "`lang` is required for {} when language cannot be inferred from all files:\n{}",
@@ -188,22 +188,22 @@ mod tests {
     fn one_language_must_remain() {
         let set = |names: &[&'static str]| names.iter().copied().collect::<BTreeSet<_>>();
         assert_eq!(
-            infer_one(ToolKind::Edit, &set(&["typescript"])).ok(),
+            infer_one(AstTool::Edit, &set(&["typescript"])).ok(),
             Some(SupportLang::TypeScript)
         );
-        let mixed = infer_one(ToolKind::Edit, &set(&["typescript", "rust"])).err();
+        let mixed = infer_one(AstTool::Edit, &set(&["typescript", "rust"])).err();
         assert_eq!(
             mixed.as_ref().map(|e| e.message()),
             Some("`lang` is required for ast_edit when path/glob resolves to multiple languages: rust, typescript")
         );
-        let none = infer_one(ToolKind::Grep, &set(&[])).err();
+        let none = infer_one(AstTool::Grep, &set(&[])).err();
         assert_eq!(
             none.as_ref().map(|e| e.message()),
             Some("`lang` is required for ast_grep when no files match path/glob")
         );
         let files = [("Makefile".to_owned(), unknown_reason(Path::new("Makefile")))];
         assert_eq!(
-            not_inferable(ToolKind::Edit, &files).message(),
+            not_inferable(AstTool::Edit, &files).message(),
             "`lang` is required for ast_edit when language cannot be inferred from all files:\n- Makefile: no file extension"
         );
     }

@@ -32,27 +32,28 @@ pub use files::MAX_CANDIDATE_FILES;
 pub use grep_tool::{AstGrepParams, AstGrepTool, PAGE_SIZE};
 pub use preview::PARSE_ERRORS_LIMIT;
 
-/// Which tool is running, for its error texts.
+/// Which of the two structural tools is running, for its error texts (not to be confused with
+/// [`crate::custom_tools::ToolKind`], the kind of a custom tool).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ToolKind {
+pub(crate) enum AstTool {
     Edit,
     Grep,
 }
 
-impl ToolKind {
+impl AstTool {
     /// The tool's name.
     pub(crate) fn name(self) -> &'static str {
         match self {
-            ToolKind::Edit => "ast_edit",
-            ToolKind::Grep => "ast_grep",
+            AstTool::Edit => "ast_edit",
+            AstTool::Grep => "ast_grep",
         }
     }
 
     /// What the tool does to files, as in `Cannot <verb> external URL`.
     pub(crate) fn verb(self) -> &'static str {
         match self {
-            ToolKind::Edit => "rewrite",
-            ToolKind::Grep => "search",
+            AstTool::Edit => "rewrite",
+            AstTool::Grep => "search",
         }
     }
 }
@@ -83,7 +84,7 @@ pub(crate) fn optional_string(text: Lenient<String>) -> Option<String> {
 /// Runs `job` on the blocking pool; the call ends with `Operation aborted` as soon as `cancel` fires
 /// (the job itself stops at its next check).
 pub(crate) async fn run_blocking<T: Send + 'static>(
-    tool: ToolKind,
+    tool: AstTool,
     cancel: &CancellationToken,
     job: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, ToolError> {

@@ -90,7 +90,7 @@ pub enum ClassifyError {
 /// What is at `path`, or why nothing usable is.
 ///
 /// ```
-/// use pi_coding_agent::custom_tools::discovery::{ToolPackage, classify};
+/// use pi_coding_agent::custom_tools::{ToolPackage, classify};
 /// let dir = tempfile::tempdir().unwrap();
 /// std::fs::write(dir.path().join("tool.json"), "{}").unwrap();
 /// assert!(matches!(classify(dir.path()), Ok(ToolPackage::Process { .. })));

@@ -125,7 +125,10 @@ pub async fn load_all(
                 path: None,
                 kind: ToolKind::Mcp,
             })),
-            Err(error) => errors.push(LoadError { origin, error }),
+            Err(error) => errors.push(LoadError {
+                origin,
+                error: error.to_string(),
+            }),
         }
     }
     for location in cli_locations {
@@ -210,7 +213,7 @@ async fn load_location(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::custom_tools::discovery::ToolSource;
+    use crate::custom_tools::ToolSource;
     use crate::custom_tools::plain;
     use pi_agent_core::{FnTool, ToolResult};
     use serde_json::json;

@@ -10,14 +10,14 @@
 //!    unchanged by a small Node host that speaks the same protocol (`node`);
 //! 4. **MCP servers** from `settings.json` `mcpServers` (`mcp`).
 //!
-//! [`discovery`] finds the tool directories (`~/.pi/agent/tools/*/`, `.pi/tools/*/`, `customTools`,
-//! `--tool`), [`loader`] loads them, resolves name conflicts (later sources win, native tools
+//! [`discover`] finds the tool directories (`~/.pi/agent/tools/*/`, `.pi/tools/*/`, `customTools`,
+//! `--tool`), [`load_all`] loads them, resolves name conflicts (later sources win, native tools
 //! highest; built-in names are reserved) and collects every load error without stopping.
 
-pub mod api;
-pub mod discovery;
-pub mod events;
-pub mod loader;
+mod api;
+mod discovery;
+mod events;
+mod loader;
 pub mod mcp;
 pub mod node;
 pub mod process;
@@ -33,8 +33,11 @@ use serde_json::Value;
 pub use api::{
     DEFAULT_SOURCE_TOOL, ExecOptions, ExecResult, PENDING_STORE_UNAVAILABLE, StoreUnavailable, ToolApi, UiSlot,
 };
+pub use discovery::{
+    ClassifyError, MANIFEST, SCRIPT_ENTRIES, ToolLocation, ToolPackage, ToolSource, classify, discover,
+};
 pub use events::{SessionReason, ToolSessionEvent};
-pub use loader::{CustomTools, LoadError, LoadedTool, ToolKind, resolve_conflicts};
+pub use loader::{CustomTools, LoadError, LoadedTool, ToolKind, load_all, resolve_conflicts};
 
 /// How the interactive mode asks a custom tool to draw its result (pi's `renderResult` options).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,11 +1,11 @@
 //! The hidden `resolve` tool and the runtime behind it.
 //!
 //! A preview-capable tool (`ast_edit`, a custom tool) stages its change as a
-//! [`PendingAction`](crate::resolve::PendingAction) instead of writing it. The model then calls
+//! [`PendingAction`] instead of writing it. The model then calls
 //! `resolve` with `action: "apply"` or `"discard"` and a `reason`; `resolve` runs the top action's
 //! callback through [`run_resolve_invocation`] and returns its result with the resolve metadata
 //! merged into `details`. The session forces the next model call to `resolve` while something is
-//! pending and steers [`RESOLVE_REMINDER`] (see [`crate::session`]); the full runtime is described
+//! pending and steers [`RESOLVE_REMINDER`] (see [`AgentSession`](crate::AgentSession)); the full runtime is described
 //! in `docs/resolve.md`.
 //!
 //! ```

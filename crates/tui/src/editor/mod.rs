@@ -65,7 +65,7 @@ pub enum EditorAction {
     Exit,
 }
 
-/// A multi-line text input (pi's `Editor`): see the [module docs](self) for its keys.
+/// A multi-line text input (pi's `Editor`); its keys are listed in `docs/tui.md` ("The editor").
 ///
 /// It renders with a prompt before the first row (continuation rows are indented to match), wraps
 /// long lines at word boundaries, draws its cursor as a reverse-video cell, and tells where that
@@ -228,7 +228,7 @@ impl Editor {
         EditorAction::Changed
     }
 
-    /// Handles a key (see the [module docs](self) for the bindings).
+    /// Handles a key (the bindings are listed in `docs/tui.md`, "The editor").
     pub fn handle_key(&mut self, key: KeyEvent) -> EditorAction {
         if !keys::is_press(&key) {
             return EditorAction::None;

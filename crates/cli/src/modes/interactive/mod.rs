@@ -16,7 +16,7 @@
 //! | Ctrl+C | clear the editor; twice on an empty one, exit |
 //! | Ctrl+D | exit (on an empty editor) |
 //!
-//! Slash commands: see [`commands`].
+//! Slash commands: see [`SlashCommand`] and [`parse_slash_command`].
 //!
 //! The parts: [`Screen`] is the state and draws lines (pure, snapshot-tested); the
 //! [`Transcript`] turns session events into items; [`Renderers`] (and one renderer per built-in

@@ -99,7 +99,8 @@ impl Queued {
     }
 }
 
-/// The interactive screen's state. See the [module docs](self).
+/// The interactive screen's state: the transcript, the editor, the footer, an open dialog or
+/// picker; it draws lines and nothing else (the loop in `run_with_terminal` does the I/O).
 pub struct Screen {
     theme: Theme,
     transcript: Transcript,

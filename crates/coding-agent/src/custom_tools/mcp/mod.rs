@@ -27,25 +27,19 @@
 //! notifications and the HTTP transports.
 
 mod content;
+mod error;
+mod limits;
 mod server;
 mod tool;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::{CustomTool, ToolApi};
 use crate::config::McpServerConfig;
 
+pub use error::McpError;
+pub use limits::{MAX_TOOL_NAME_LENGTH, SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT};
 pub use tool::tool_name;
-
-/// How long a server may take to answer `initialize`, and then to list its tools.
-pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long closing a server at shutdown may take before its process is killed.
-pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The longest tool name pi gives an MCP tool (the limit of the model APIs).
-pub const MAX_TOOL_NAME_LENGTH: usize = 64;
 
 /// Starts the MCP server `name` described by `config`, lists its tools and returns one
 /// [`CustomTool`] per tool; the tools share the server's process.
@@ -58,28 +52,31 @@ pub const MAX_TOOL_NAME_LENGTH: usize = 64;
 ///
 /// # Errors
 ///
-/// A message naming the server when the process cannot be started, does not complete
+/// An [`McpError`] naming the server when the process cannot be started, does not complete
 /// `initialize` or list its tools within [`STARTUP_TIMEOUT`], or answers with an error; the
 /// loader reports it with the origin `mcp:<name>`.
 pub async fn load_server(
     name: &str,
     config: &McpServerConfig,
     api: &ToolApi,
-) -> Result<Vec<Arc<dyn CustomTool>>, String> {
+) -> Result<Vec<Arc<dyn CustomTool>>, McpError> {
     let server = Arc::new(server::McpServer::new(name, config, api.cwd()));
-    let link = server.connect().await?;
+    let link = server.connect().await.map_err(McpError::Start)?;
     let listed = match tokio::time::timeout(STARTUP_TIMEOUT, server::list_tools(&link)).await {
         Ok(Ok(listed)) => listed,
         Ok(Err(error)) => {
             server.shutdown().await;
-            return Err(format!("MCP server \"{name}\" failed to list its tools: {error}"));
+            return Err(McpError::ListTools {
+                server: name.to_owned(),
+                message: error,
+            });
         }
         Err(_) => {
             server.shutdown().await;
-            return Err(format!(
-                "MCP server \"{name}\" did not list its tools within {} s",
-                STARTUP_TIMEOUT.as_secs()
-            ));
+            return Err(McpError::ListTimeout {
+                server: name.to_owned(),
+                seconds: STARTUP_TIMEOUT.as_secs(),
+            });
         }
     };
     Ok(tool::build_tools(&server, &listed))

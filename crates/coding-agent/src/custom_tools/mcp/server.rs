@@ -21,7 +21,7 @@ use tokio::process::ChildStderr;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::{SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT};
+use super::limits::{SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT};
 use crate::config::{McpServerConfig, expand_home};
 
 /// The longest stderr line quoted in an error message, in characters.

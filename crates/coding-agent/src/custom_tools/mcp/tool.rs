@@ -13,8 +13,8 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 use tracing::Instrument;
 
-use super::MAX_TOOL_NAME_LENGTH;
 use super::content::convert;
+use super::limits::MAX_TOOL_NAME_LENGTH;
 use super::server::{Link, McpServer};
 use crate::custom_tools::{CustomTool, SessionReason, ToolSessionEvent};
 
