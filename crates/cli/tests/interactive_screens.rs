@@ -5,6 +5,9 @@
 //! Each snapshot shows the lines twice: plain text, then with styles named after the theme's
 //! slots (`pi_tui::testing::styled`), rendered with `Theme::indexed()` so that every slot has a
 //! colour of its own.
+//!
+//! Longer than 800 lines on purpose: one short test per view, sharing the session and rendering
+//! helpers at the top; the snapshot names (`all__interactive_screens__*`) are tied to this file.
 
 #![allow(clippy::unwrap_used)]
 

@@ -36,18 +36,7 @@ fn text_field(command: &Map<String, Value>, name: &str) -> Result<String, String
 }
 
 fn queue_mode(text: &str) -> Result<QueueMode, String> {
-    match text {
-        "all" => Ok(QueueMode::All),
-        "one-at-a-time" => Ok(QueueMode::OneAtATime),
-        other => Err(format!("Unknown mode: {other}")),
-    }
-}
-
-fn queue_mode_name(mode: QueueMode) -> &'static str {
-    match mode {
-        QueueMode::All => "all",
-        QueueMode::OneAtATime => "one-at-a-time",
-    }
+    text.parse().map_err(|_| format!("Unknown mode: {text}"))
 }
 
 /// A user message from `message` and optional `images` (`[{type:"image", data, mimeType}]`).
@@ -239,8 +228,8 @@ fn state(rpc: &Rpc) -> Value {
         "thinkingLevel": thinking_level_name(agent.thinking_level()),
         "isStreaming": rpc.running.load(Ordering::SeqCst),
         "isCompacting": false,
-        "steeringMode": queue_mode_name(agent.steering_mode()),
-        "followUpMode": queue_mode_name(agent.follow_up_mode()),
+        "steeringMode": agent.steering_mode().as_str(),
+        "followUpMode": agent.follow_up_mode().as_str(),
         "sessionFile": file,
         "sessionId": id,
         "sessionName": name,

@@ -3,6 +3,9 @@
 //! (22.6 or newer for TypeScript) prints `skipped: <why>` and returns when there is none, unless
 //! `PI_REQUIRE_NODE` is set: then a missing or too old `node` fails it. `.ci/run` provides one
 //! (`PI_NODE`) and sets `PI_REQUIRE_NODE`.
+//!
+//! Longer than 800 lines on purpose: every host scenario drives the same pipe harness defined
+//! here, and the tests read best beside it; `node/mod.rs` itself stays small.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

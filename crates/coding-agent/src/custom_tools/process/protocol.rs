@@ -241,9 +241,10 @@ fn parse_definition(tool: &Value) -> Result<ToolDefinition, String> {
     };
     let execution_mode = match tool.get("executionMode") {
         None | Some(Value::Null) => None,
-        Some(Value::String(mode)) if mode == "parallel" => Some(ToolExecutionMode::Parallel),
-        Some(Value::String(mode)) if mode == "sequential" => Some(ToolExecutionMode::Sequential),
-        Some(_) => return Err("\"executionMode\" must be \"parallel\" or \"sequential\"".to_owned()),
+        Some(mode) => match mode.as_str().map(str::parse::<ToolExecutionMode>) {
+            Some(Ok(mode)) => Some(mode),
+            _ => return Err("\"executionMode\" must be \"parallel\" or \"sequential\"".to_owned()),
+        },
     };
     Ok(ToolDefinition {
         name,
