@@ -445,6 +445,30 @@ async fn pending_actions_apply_and_discard_call_back_into_the_process() {
     assert_eq!(error.message(), PENDING_STORE_UNAVAILABLE);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_apply_that_raises_an_exception_reads_apply_failed_and_keeps_the_action() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let session = session(dir.path(), &faux);
+    let tools = probe(&session.tool_api()).await;
+    tools
+        .call("stage", json!({"fail": false, "crash": true}))
+        .await
+        .unwrap();
+    let store = session.pending_actions();
+    // pi_tool sends a raised exception as `kind: "exception"`, a `ToolError` as `kind: "tool"`.
+    let error = session.resolve_pending(ResolveAction::Apply, "Go.").await.unwrap_err();
+    assert_eq!(error.message(), "Apply failed: Out of memory.");
+    assert_eq!(store.len(), 1);
+    // A failing reject is reported without the prefix; the action stays as well.
+    let error = session
+        .resolve_pending(ResolveAction::Discard, "No.")
+        .await
+        .unwrap_err();
+    assert_eq!(error.message(), "Cannot clean up.");
+    assert_eq!(store.len(), 1);
+}
+
 async fn batch_rename(action: &str, reason: &str) -> (tempfile::TempDir, Vec<String>, Vec<Option<ToolChoice>>) {
     let dir = tempfile::tempdir().unwrap();
     for name in ["a.txt", "b.txt"] {

@@ -86,16 +86,20 @@ def _as_result(value):
 
 
 def _as_error(error):
-    """An exception, as a JSON-RPC error object."""
+    """An exception, as a JSON-RPC error object. `data.kind` tells pi whether the tool shaped the
+    error for the model (`"tool"`: a ToolError, reported as it is) or something else went wrong
+    (`"exception"`: a pending action's apply then reads `Apply failed: <message>`)."""
     if isinstance(error, ToolError):
-        out = {"code": TOOL_FAILED, "message": error.message}
+        data = {"kind": "tool"}
         if error.details is not None:
-            out["data"] = {"details": error.details}
-        return out
+            data["details"] = error.details
+        return {"code": TOOL_FAILED, "message": error.message, "data": data}
     if isinstance(error, RpcError):
-        return {"code": TOOL_FAILED, "message": error.message}
-    traceback.print_exc(file=sys.stderr)
-    return {"code": TOOL_FAILED, "message": str(error) or type(error).__name__}
+        message = error.message
+    else:
+        traceback.print_exc(file=sys.stderr)
+        message = str(error) or type(error).__name__
+    return {"code": TOOL_FAILED, "message": message, "data": {"kind": "exception"}}
 
 
 # --- One call -------------------------------------------------------------------------------

@@ -458,6 +458,36 @@ class RpcError extends Error {
   }
 }
 
+/** A failure the tool shaped for the model (pi's `ToolError`): the model reads its message as it is,
+ *  and `details` become the details of the error result. Anything else a tool throws is an
+ *  exception: an apply that throws one reads `Apply failed: <message>`. Exported by the
+ *  `@mariozechner/pi-coding-agent` shim; an error named `ToolError` counts as one as well. */
+class ToolError extends Error {
+  constructor(message, details = undefined) {
+    super(message);
+    this.name = "ToolError";
+    if (details !== undefined) this.details = details;
+  }
+}
+
+// Tools import it from pi: `import { ToolError } from "@mariozechner/pi-coding-agent"`.
+SHIMS.codingAgent.ToolError = ToolError;
+
+/** The JSON-RPC error object of something a tool threw: `data.kind` is `"tool"` for a
+ *  `ToolError` (with `data.details` when it has them) and `"exception"` for anything else; the
+ *  host's own protocol errors (`RpcError`) carry no `data`. */
+function errorAnswer(error) {
+  if (error instanceof RpcError) return { code: error.code, message: messageOf(error) };
+  const answer = { code: -32000, message: messageOf(error) };
+  if (error instanceof ToolError || error?.name === "ToolError") {
+    answer.data = { kind: "tool" };
+    if (error.details !== undefined) answer.data.details = error.details;
+  } else {
+    answer.data = { kind: "exception" };
+  }
+  return answer;
+}
+
 /** A tool result as the protocol wants it: `{content: [...], details?}`. */
 function normalizeResult(result) {
   if (result === undefined || result === null) return { content: [] };
@@ -703,16 +733,21 @@ function startHost(entryPath) {
     },
   };
 
-  /** Calls every tool's `onSession` in turn with `event`, reporting failures on stderr. */
+  /** Calls every tool's `onSession` in turn with `event` (a failing one does not keep the others
+   *  from it). Each failure goes to stderr with its stack; the returned text names them all
+   *  (`onSession of "<tool>" failed: <message>`, joined by `; `), or is `undefined`. */
   async function emitSession(event) {
+    const failures = [];
     for (const tool of state.tools ?? []) {
       if (typeof tool.onSession !== "function") continue;
       try {
         await tool.onSession(event);
       } catch (error) {
         console.error(`pi tool host: onSession of "${tool.name}" failed:`, error);
+        failures.push(`onSession of "${tool.name}" failed: ${messageOf(error)}`);
       }
     }
+    return failures.length > 0 ? failures.join("; ") : undefined;
   }
 
   async function initialize(params) {
@@ -782,24 +817,35 @@ function startHost(entryPath) {
     }
   }
 
-  /** The pushed action `actionId`, removed: pi resolves each one once. */
-  function takeAction(actionId) {
+  /** The pushed action `actionId`. It stays until its apply succeeds or its discard completes
+   *  (`settleAction`): after a failure pi may apply or discard it again. */
+  function findAction(actionId) {
     const action = actions.get(actionId);
     if (action === undefined) throw new RpcError(-32602, `Unknown pending action: ${actionId}`);
-    actions.delete(actionId);
     return action;
   }
 
+  /** Forgets action `actionId`: pi resolved it and never mentions it again. */
+  function settleAction(actionId, action) {
+    if (actions.get(actionId) === action) actions.delete(actionId);
+  }
+
   async function applyAction({ actionId, reason, extra } = {}) {
-    const action = takeAction(actionId);
-    return normalizeResult(await withPushes(() => action.apply(reason ?? "", extra)));
+    const action = findAction(actionId);
+    const result = normalizeResult(await withPushes(() => action.apply(reason ?? "", extra)));
+    settleAction(actionId, action);
+    return result;
   }
 
   async function rejectAction({ actionId, reason, extra } = {}) {
-    const action = takeAction(actionId);
-    if (action.reject === undefined) return null;
-    const result = await withPushes(() => action.reject(reason ?? "", extra));
-    return result === undefined || result === null ? null : normalizeResult(result);
+    const action = findAction(actionId);
+    let result = null;
+    if (action.reject !== undefined) {
+      const value = await withPushes(() => action.reject(reason ?? "", extra));
+      if (value !== undefined && value !== null) result = normalizeResult(value);
+    }
+    settleAction(actionId, action);
+    return result;
   }
 
   async function session(params = {}) {
@@ -808,7 +854,9 @@ function startHost(entryPath) {
       sessionFile: params.sessionFile ?? undefined,
       previousSessionFile: params.previousSessionFile ?? undefined,
     };
-    await emitSession({ reason: params.reason, ...lastSession });
+    // A failure answers the request with an error: pi shows it to the user as a warning.
+    const failed = await emitSession({ reason: params.reason, ...lastSession });
+    if (failed !== undefined) throw new Error(failed);
     return null;
   }
 
@@ -853,7 +901,7 @@ function startHost(entryPath) {
     run.finally(() => inFlight.delete(run)).catch(() => {});
     run.then(
       (result) => send({ id, result: result ?? null }, method === "shutdown" ? () => process.exit(0) : undefined),
-      (error) => send({ id, error: { code: error instanceof RpcError ? error.code : -32000, message: messageOf(error) } }),
+      (error) => send({ id, error: errorAnswer(error) }),
     );
   }
 

@@ -17,6 +17,10 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::*;
+use crate::custom_tools::{SessionReason, ToolSessionEvent};
+use crate::resolve::{PendingActionStore, PendingError};
+use crate::ui::{NotifyKind, ToolUi};
+use pi_agent_core::{ToolContext, ToolError};
 
 /// An environment lookup over `pairs` only.
 fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
@@ -853,6 +857,223 @@ async fn pending_actions_are_applied_and_rejected_through_their_callbacks() {
     assert_eq!(host.shutdown().await.code(), Some(0));
 }
 
+/// Stages an action of the `flaky` tool of `flaky.mjs` with `params` (pi accepts the push);
+/// returns its id.
+async fn stage_flaky(host: &mut Host, params: Value) -> Value {
+    let id = host.execute("flaky", "flaky", params).await;
+    let push = host.recv().await;
+    assert_eq!(push["method"], "pendingAction.push", "{push}");
+    host.reply(&push["id"], Value::Null).await;
+    assert_eq!(text(&host.response(id).await["result"]), "staged");
+    push["params"]["actionId"].clone()
+}
+
+/// The text of the `result` of `answer`, which must not be an error.
+fn result_text_of(answer: &Value) -> &str {
+    assert!(answer.get("error").is_none(), "expected a result: {answer}");
+    text(&answer["result"])
+}
+
+/// Sends `method` for `action` with `reason`; returns the whole answer (`result` or `error`).
+async fn resolve_action(host: &mut Host, method: &str, action: &Value, reason: &str) -> Value {
+    let id = host
+        .request(method, json!({"actionId": action, "reason": reason}))
+        .await;
+    host.response(id).await
+}
+
+async fn flaky_host() -> Option<Host> {
+    let mut host = Host::start(&fixture("flaky.mjs"), &[]).await?;
+    let cwd = tempfile::tempdir().unwrap();
+    host.initialize(cwd.path(), false).await;
+    Some(host)
+}
+
+#[tokio::test]
+async fn an_action_whose_apply_fails_stays_until_an_apply_or_discard_succeeds() {
+    let Some(mut host) = flaky_host().await else {
+        return;
+    };
+    let action = stage_flaky(&mut host, json!({"label": "one", "applyFailures": 1})).await;
+    let failed = resolve_action(&mut host, "pendingAction.apply", &action, "go").await;
+    assert_eq!(failed["error"]["message"], "apply broke", "{failed}");
+    // The retry reaches the tool's apply again, which succeeds this time; then the action is gone.
+    let applied = resolve_action(&mut host, "pendingAction.apply", &action, "go").await;
+    assert_eq!(result_text_of(&applied), "applied one: go", "{applied}");
+    let gone = resolve_action(&mut host, "pendingAction.apply", &action, "go").await;
+    assert_eq!(gone["error"]["message"], "Unknown pending action: action-1", "{gone}");
+
+    // After a failed apply, a discard reaches the tool's reject.
+    let action = stage_flaky(&mut host, json!({"label": "two", "applyFailures": 1})).await;
+    let failed = resolve_action(&mut host, "pendingAction.apply", &action, "go").await;
+    assert_eq!(failed["error"]["message"], "apply broke", "{failed}");
+    let rejected = resolve_action(&mut host, "pendingAction.reject", &action, "no").await;
+    assert_eq!(result_text_of(&rejected), "rejected two: no", "{rejected}");
+    let gone = resolve_action(&mut host, "pendingAction.reject", &action, "no").await;
+    assert_eq!(gone["error"]["message"], "Unknown pending action: action-2", "{gone}");
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn an_action_whose_reject_fails_stays_until_a_discard_or_apply_succeeds() {
+    let Some(mut host) = flaky_host().await else {
+        return;
+    };
+    let action = stage_flaky(&mut host, json!({"label": "three", "rejectFailures": 1})).await;
+    let failed = resolve_action(&mut host, "pendingAction.reject", &action, "no").await;
+    assert_eq!(failed["error"]["message"], "reject broke", "{failed}");
+    let rejected = resolve_action(&mut host, "pendingAction.reject", &action, "no").await;
+    assert_eq!(result_text_of(&rejected), "rejected three: no", "{rejected}");
+    let gone = resolve_action(&mut host, "pendingAction.apply", &action, "go").await;
+    assert!(gone.get("error").is_some(), "{gone}");
+
+    let action = stage_flaky(&mut host, json!({"label": "four", "rejectFailures": 1})).await;
+    let failed = resolve_action(&mut host, "pendingAction.reject", &action, "no").await;
+    assert_eq!(failed["error"]["message"], "reject broke", "{failed}");
+    let applied = resolve_action(&mut host, "pendingAction.apply", &action, "go").await;
+    assert_eq!(result_text_of(&applied), "applied four: go", "{applied}");
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn errors_say_whether_the_tool_shaped_them_for_the_model_or_something_threw() {
+    let Some(mut host) = flaky_host().await else {
+        return;
+    };
+    let cases = [
+        (
+            "error",
+            json!({"code": -32000, "message": "apply broke", "data": {"kind": "exception"}}),
+        ),
+        (
+            "string",
+            json!({"code": -32000, "message": "apply threw a string", "data": {"kind": "exception"}}),
+        ),
+        (
+            "tool",
+            json!({"code": -32000, "message": "apply refused", "data": {"kind": "tool", "details": {"what": "apply"}}}),
+        ),
+    ];
+    for (throws, error) in cases {
+        let action = stage_flaky(
+            &mut host,
+            json!({"label": throws, "applyFailures": 1, "throws": throws}),
+        )
+        .await;
+        let failed = resolve_action(&mut host, "pendingAction.apply", &action, "go").await;
+        assert_eq!(failed["error"], error, "{throws}");
+    }
+    // The host's own protocol errors carry no kind (a tool error: the model reads them as they are).
+    let unknown = resolve_action(&mut host, "pendingAction.apply", &json!("nope"), "go").await;
+    assert_eq!(
+        unknown["error"],
+        json!({"code": -32602, "message": "Unknown pending action: nope"})
+    );
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn an_on_session_that_throws_fails_the_session_request_after_every_tool_had_the_event() {
+    let Some(mut host) = flaky_host().await else {
+        return;
+    };
+    let event = json!({"reason": "start", "entries": [{"type": "x"}, {"type": "y"}], "sessionFile": null, "previousSessionFile": null});
+    let message = host.call_err("session", event).await;
+    assert_eq!(
+        message,
+        "onSession of \"bad_session\" failed: cannot rebuild from 2 entries"
+    );
+    let reason = host
+        .call("execute", json!({"callId": "s", "tool": "good_session", "params": {}}))
+        .await;
+    assert_eq!(text(&reason), "start", "the tool after the failing one had the event");
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+/// A user interface that records notifications.
+#[derive(Default)]
+struct Notes(Mutex<Vec<(String, NotifyKind)>>);
+
+#[async_trait::async_trait]
+impl ToolUi for Notes {
+    fn has_ui(&self) -> bool {
+        true
+    }
+    async fn select(&self, _title: &str, _options: &[String]) -> Option<String> {
+        None
+    }
+    async fn confirm(&self, _title: &str, _message: &str) -> bool {
+        false
+    }
+    async fn input(&self, _title: &str, _placeholder: Option<&str>) -> Option<String> {
+        None
+    }
+    fn notify(&self, message: &str, kind: NotifyKind) {
+        self.0.lock().unwrap().push((message.to_owned(), kind));
+    }
+}
+
+/// `flaky.mjs` loaded as pi loads it, with a pending-action store and a recording UI.
+async fn load_flaky(cwd: &Path) -> Option<(Vec<Arc<dyn CustomTool>>, PendingActionStore, Arc<Notes>)> {
+    let entry = fixture("flaky.mjs");
+    let system = |name: &str| std::env::var(name).ok();
+    node_for(&system, &entry).await?;
+    let cache = std::env::temp_dir().join("pi-node-host-tests").display().to_string();
+    let lookup = move |name: &str| {
+        if name == "XDG_CACHE_HOME" {
+            Some(cache.clone())
+        } else {
+            std::env::var(name).ok()
+        }
+    };
+    let spec = prepare(&entry, Arc::new(lookup)).await.unwrap();
+    let notes = Arc::new(Notes::default());
+    let ui: Arc<dyn ToolUi> = notes.clone();
+    let store = PendingActionStore::new();
+    let api = ToolApi::new(cwd)
+        .with_pending_store(store.clone())
+        .with_ui_slot(Arc::new(std::sync::RwLock::new(ui)));
+    let tools = crate::custom_tools::process::load_spec(spec, &api).await.unwrap();
+    Some((tools, store, notes))
+}
+
+#[tokio::test]
+async fn through_pi_a_thrown_apply_reads_apply_failed_and_a_failing_on_session_warns_the_user() {
+    let cwd = tempfile::tempdir().unwrap();
+    let Some((tools, store, notes)) = load_flaky(cwd.path()).await else {
+        return;
+    };
+    let flaky = tools.iter().find(|t| t.name() == "flaky").unwrap();
+    let args = json!({"label": "one", "applyFailures": 2, "throws": "error"});
+    flaky.execute("c1", args, ToolContext::detached()).await.unwrap();
+    let action = store.peek().unwrap();
+    assert_eq!(
+        (action.apply)("go".into(), None).await.unwrap_err(),
+        PendingError::Other("apply broke".into())
+    );
+    let args = json!({"label": "two", "applyFailures": 1, "throws": "tool"});
+    flaky.execute("c2", args, ToolContext::detached()).await.unwrap();
+    let action = store.peek().unwrap();
+    let refused = ToolError::new("apply refused").with_details(json!({"what": "apply"}));
+    assert_eq!(
+        (action.apply)("go".into(), None).await.unwrap_err(),
+        PendingError::Tool(refused)
+    );
+
+    tools[0]
+        .on_session(&ToolSessionEvent::empty(SessionReason::Start))
+        .await;
+    let notes = notes.0.lock().unwrap().clone();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0].1, NotifyKind::Warning);
+    assert!(
+        notes[0]
+            .0
+            .ends_with(": session event failed: onSession of \"bad_session\" failed: cannot rebuild from 0 entries"),
+        "{notes:?}"
+    );
+}
+
 #[tokio::test]
 async fn ui_calls_are_requests_to_pi() {
     let Some(mut host) = Host::start(&fixture("probe.mjs"), &[]).await else {
@@ -898,7 +1119,11 @@ async fn session_events_reach_every_tool_and_shutdown_cleans_up() {
     };
     host.initialize(dir.path(), false).await;
     let event = json!({"reason": "start", "entries": [{"type": "x"}, {"type": "y"}], "sessionFile": "/s.jsonl", "previousSessionFile": null});
-    assert_eq!(host.call("session", event).await, Value::Null);
+    // `bad_session` throws: the request fails (pi warns the user), the other tools had the event.
+    assert_eq!(
+        host.call_err("session", event).await,
+        "onSession of \"bad_session\" failed: session boom"
+    );
     let state = host
         .call("execute", json!({"callId": "s", "tool": "state", "params": {}}))
         .await;

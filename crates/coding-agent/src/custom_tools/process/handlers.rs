@@ -241,8 +241,10 @@ impl ActionTarget {
             .await
     }
 
-    /// `pendingAction.apply`: the tool's result, or its error; a failed process fails the apply
-    /// (the action stays pending, so it can still be discarded).
+    /// `pendingAction.apply`: the tool's result, or its error — an error marked `kind:
+    /// "exception"` as [`PendingError::Other`] (`Apply failed: <message>`), any other as the tool
+    /// error it is; a failed process fails the apply (the action stays pending, so it can still
+    /// be discarded).
     async fn apply(&self, reason: String, extra: Option<Value>) -> Result<pi_agent_core::ToolResult, PendingError> {
         match self.send("pendingAction.apply", reason, extra).await {
             Ok(value) => parse_result(value).map_err(|why| {
@@ -251,7 +253,7 @@ impl ActionTarget {
                     self.tool
                 )))
             }),
-            Err(CallError::Rpc(error)) => Err(PendingError::Tool(error.into_tool_error())),
+            Err(CallError::Rpc(error)) => Err(pending_error(error)),
             Err(CallError::Failed(failure)) => Err(PendingError::Tool(ToolError::new(failure.message(&self.tool)))),
         }
     }
@@ -271,8 +273,18 @@ impl ActionTarget {
                     self.tool
                 )))
             }),
-            Err(CallError::Rpc(error)) => Err(PendingError::Tool(error.into_tool_error())),
+            Err(CallError::Rpc(error)) => Err(pending_error(error)),
             Err(CallError::Failed(_)) => Ok(None),
         }
+    }
+}
+
+/// The error answer of a `pendingAction.*` request as the callback's error: an exception (the
+/// tool threw something it did not shape for the model) or the tool error it sent.
+fn pending_error(error: RpcError) -> PendingError {
+    if error.is_exception() {
+        PendingError::Other(error.message)
+    } else {
+        PendingError::Tool(error.into_tool_error())
     }
 }

@@ -20,6 +20,10 @@ pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// An error of pi's own handlers (`exec` could not start, no pending-action store).
 pub(crate) const SERVER_ERROR: i64 = -32000;
 
+/// `error.data.kind` of an answer to `execute` or `pendingAction.*` when the tool threw something
+/// that is no tool error; `"tool"` (or no `kind`) is an error the tool shaped for the model.
+pub(crate) const ERROR_KIND_EXCEPTION: &str = "exception";
+
 /// The longest line pi reads from a tool process (images travel base64-encoded in results).
 pub(crate) const MAX_LINE: usize = 64 << 20;
 
@@ -50,6 +54,18 @@ impl RpcError {
     /// `-32602 Invalid params: <why>`.
     pub(crate) fn invalid_params(why: impl std::fmt::Display) -> Self {
         RpcError::new(INVALID_PARAMS, format!("Invalid params: {why}"))
+    }
+
+    /// Whether the tool marked this error `data.kind: "exception"`: something went wrong that the
+    /// tool did not shape for the model (`resolve` reports such an apply as `Apply failed:
+    /// <message>`). `"tool"`, no `kind` (protocol version 1 before kinds) or any other value: a
+    /// tool error, reported as it is.
+    pub(crate) fn is_exception(&self) -> bool {
+        self.data
+            .as_ref()
+            .and_then(|data| data.get("kind"))
+            .and_then(Value::as_str)
+            == Some(ERROR_KIND_EXCEPTION)
     }
 
     /// The tool error this error stands for: its message, and `data.details` when present.
@@ -458,6 +474,26 @@ mod tests {
         assert_eq!(timed_out.message("other"), "Tool \"slow\" timed out after 1.5 s");
         assert_eq!(seconds(Duration::from_secs(300)), "300");
         assert_eq!(seconds(Duration::from_millis(200)), "0.2");
+    }
+
+    #[test]
+    fn errors_are_tool_errors_unless_marked_as_exceptions() {
+        let with_data = |data: Value| RpcError {
+            data: Some(data),
+            ..RpcError::new(SERVER_ERROR, "x")
+        };
+        assert!(
+            !RpcError::new(SERVER_ERROR, "x").is_exception(),
+            "no data: a tool error"
+        );
+        assert!(
+            !with_data(json!({"details": 1})).is_exception(),
+            "no kind: a tool error"
+        );
+        assert!(!with_data(json!({"kind": "tool"})).is_exception());
+        assert!(!with_data(json!({"kind": "other"})).is_exception());
+        assert!(!with_data(json!({"kind": true})).is_exception());
+        assert!(with_data(json!({"kind": ERROR_KIND_EXCEPTION})).is_exception());
     }
 
     #[test]

@@ -148,14 +148,22 @@ def fail(call, params):
 
 
 @pi.tool(name="stage", description="Stages an action whose apply may fail", parameters={
-    "type": "object", "properties": {"fail": {"type": "boolean"}}, "required": ["fail"]})
+    "type": "object", "properties": {"fail": {"type": "boolean"}, "crash": {"type": "boolean"}},
+    "required": ["fail"]})
 def stage(call, params):
     def apply(reason, extra):
+        if params.get("crash"):
+            raise RuntimeError("Out of memory.")
         if params["fail"]:
             raise pi_tool.ToolError("Disk is full.")
         return pi_tool.result(f"applied: {reason}", {"extra": extra})
 
-    call.push_pending_action("Stage: probe", apply, details={"fail": params["fail"]})
+    def reject(reason, extra):
+        raise RuntimeError("Cannot clean up.")
+
+    # With `crash`, apply and reject raise exceptions that are no ToolError.
+    call.push_pending_action("Stage: probe", apply, reject if params.get("crash") else None,
+                             details={"fail": params["fail"]})
     return "staged"
 
 
