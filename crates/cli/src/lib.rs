@@ -644,6 +644,9 @@ async fn build_session(
         let (ui, requests) = crate::modes::interactive::new_ui();
         builder = builder.ui(ui);
         tui_requests = Some(requests);
+    } else {
+        // Print and JSON modes: no one answers, but the tools' warnings go to stderr.
+        builder = builder.ui(Arc::new(crate::modes::stderr_ui::StderrUi::new(io.stderr.clone())));
     }
     let built = builder.build().await?;
     for error in &built.load_errors {

@@ -7,3 +7,4 @@ pub(crate) mod line;
 pub mod plain_text;
 pub mod print;
 pub mod rpc;
+pub(crate) mod stderr_ui;
