@@ -32,6 +32,32 @@ use pi_agent_core::{
 
 use crate::partial_json::ArgumentsAccumulator;
 
+/// Why [`MessageBuilder::tool_call_end`] could not close a tool call; [`std::fmt::Display`] is
+/// the error text the failed message carries.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolCallError {
+    /// No block was opened under this key.
+    #[error("Tool call {key} ended before it started")]
+    NotStarted {
+        /// The provider's key of the block.
+        key: String,
+    },
+    /// The complete arguments are not valid JSON.
+    #[error("Invalid JSON in arguments of tool call {name}: {error}")]
+    InvalidArguments {
+        /// The tool's name (empty when the provider never sent it).
+        name: String,
+        /// What the JSON parser reported.
+        error: serde_json::Error,
+    },
+    /// The block under this key is text or thinking.
+    #[error("Block {key} is not a tool call")]
+    NotToolCall {
+        /// The provider's key of the block.
+        key: String,
+    },
+}
+
 /// Builds one assistant message from streamed pieces.
 pub struct MessageBuilder {
     partial: Arc<AssistantMessage>,
@@ -245,25 +271,25 @@ impl MessageBuilder {
 
     /// Closes the tool call `key`, parsing its complete arguments. Invalid JSON is an error
     /// naming the tool.
-    pub fn tool_call_end(&mut self, key: &str) -> Result<AssistantMessageEvent, String> {
+    pub fn tool_call_end(&mut self, key: &str) -> Result<AssistantMessageEvent, ToolCallError> {
         let content_index = self
             .blocks
             .get(key)
             .copied()
-            .ok_or_else(|| format!("Tool call {key} ended before it started"))?;
+            .ok_or_else(|| ToolCallError::NotStarted { key: key.to_owned() })?;
         let arguments = match self.arguments.get(&content_index) {
             Some(accumulator) => accumulator.finish().map_err(|error| {
                 let name = match self.partial.content.get(content_index) {
                     Some(ContentBlock::ToolCall(call)) => call.name.clone(),
                     _ => String::new(),
                 };
-                format!("Invalid JSON in arguments of tool call {name}: {error}")
+                ToolCallError::InvalidArguments { name, error }
             })?,
             None => serde_json::json!({}),
         };
         let message = self.message();
         let Some(ContentBlock::ToolCall(call)) = message.content.get_mut(content_index) else {
-            return Err(format!("Block {key} is not a tool call"));
+            return Err(ToolCallError::NotToolCall { key: key.to_owned() });
         };
         call.arguments = arguments;
         let tool_call = call.clone();
