@@ -26,5 +26,5 @@ pub mod transform;
 
 pub use http::{HttpClient, HttpOptions};
 pub use pi_agent_core::{Model, ModelCost, StreamFn};
-pub use providers::{Providers, is_local_url};
-pub use registry::{ModelRegistry, RegistryError};
+pub use providers::Providers;
+pub use registry::{ModelRegistry, RegistryError, is_local_url};

@@ -25,30 +25,10 @@ use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamFn, StreamO
 
 use crate::driver;
 use crate::http::HttpClient;
-use crate::registry::{ModelRegistry, env_var_for_provider};
+use crate::registry::{ModelRegistry, env_var_for_provider, is_local_url};
 
 /// The wire APIs this crate implements.
 pub const SUPPORTED_APIS: &[&str] = &["openai-completions", "anthropic-messages", "openai-responses"];
-
-/// Whether `base_url` points at this machine (such servers need no API key).
-pub fn is_local_url(base_url: &str) -> bool {
-    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    let host = if let Some(bracketed) = host_port.strip_prefix('[') {
-        bracketed.split(']').next().unwrap_or("")
-    } else {
-        host_port.split(':').next().unwrap_or("")
-    };
-    let host = host.to_ascii_lowercase();
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host == "::1"
-        || host == "0.0.0.0"
-        || host
-            .strip_prefix("127.")
-            .is_some_and(|rest| rest.split('.').count() == 3 && rest.split('.').all(|part| part.parse::<u8>().is_ok()))
-}
 
 /// Streams responses over whichever wire API the model uses.
 #[derive(Debug, Clone, Default)]

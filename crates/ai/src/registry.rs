@@ -99,6 +99,26 @@ pub fn env_var_for_provider(provider: &str) -> Option<&'static str> {
     builtin::known_provider(provider).map(|known| known.env_var)
 }
 
+/// Whether `base_url` points at this machine (such servers need no API key).
+pub fn is_local_url(base_url: &str) -> bool {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = if let Some(bracketed) = host_port.strip_prefix('[') {
+        bracketed.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    let host = host.to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host == "0.0.0.0"
+        || host
+            .strip_prefix("127.")
+            .is_some_and(|rest| rest.split('.').count() == 3 && rest.split('.').all(|part| part.parse::<u8>().is_ok()))
+}
+
 /// Where pi keeps `models.json`: `$PI_CODING_AGENT_DIR/models.json`, else
 /// `~/.pi/agent/models.json`.
 pub fn default_models_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
@@ -338,7 +358,7 @@ impl ModelRegistry {
     /// assert!(!registry.is_available(registry.find("anthropic", "claude-sonnet-4-5").unwrap()));
     /// ```
     pub fn is_available(&self, model: &Model) -> bool {
-        self.api_key_for(&model.provider).is_some() || crate::providers::is_local_url(&model.base_url)
+        self.api_key_for(&model.provider).is_some() || is_local_url(&model.base_url)
     }
 
     /// The API key for `provider`: its `apiKey` from `models.json` (resolved), else its usual

@@ -23,7 +23,7 @@ use pi_agent_core::{AssistantMessageEvent, Model, StopReason, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Compat;
+use super::compat::Compat;
 use crate::builder::MessageBuilder;
 use crate::driver::{Flow, ProtocolError, WireProtocol};
 use crate::sse::SseEvent;

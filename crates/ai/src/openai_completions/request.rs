@@ -17,7 +17,7 @@ use pi_agent_core::{
 };
 use serde_json::{Map, Value, json};
 
-use super::{Compat, MaxTokensField, ThinkingFormat};
+use super::compat::{Compat, MaxTokensField, ThinkingFormat};
 use crate::transform::prepare_messages;
 
 /// Text of the assistant message inserted between tool results and a user message when the
