@@ -1,26 +1,4 @@
 //! Building a streamed assistant message and the events that describe it.
-//!
-//! Every provider turns its wire events into calls on [`MessageBuilder`]: open a text, thinking
-//! or tool-call block, append deltas, close it, finish. Each call returns the
-//! [`AssistantMessageEvent`] to emit, carrying the message so far as an `Arc` that is updated in
-//! place when no consumer still holds the previous snapshot. Blocks are addressed by the
-//! provider's own index or id, mapped to positions in `content`.
-//!
-//! ```
-//! use pi_ai::builder::MessageBuilder;
-//! use pi_agent_core::{AssistantMessageEvent, Model, StopReason};
-//!
-//! let mut b = MessageBuilder::new(&Model::unknown());
-//! let _start = b.start();
-//! b.text_start("0");
-//! b.text_delta("0", "Hel");
-//! b.text_delta("0", "lo");
-//! b.text_end("0");
-//! match b.done(StopReason::Stop) {
-//!     AssistantMessageEvent::Done { message, .. } => assert_eq!(message.text(), "Hello"),
-//!     _ => unreachable!(),
-//! }
-//! ```
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -59,6 +37,28 @@ pub enum ToolCallError {
 }
 
 /// Builds one assistant message from streamed pieces.
+///
+/// Every provider turns its wire events into calls on [`MessageBuilder`]: open a text, thinking
+/// or tool-call block, append deltas, close it, finish. Each call returns the
+/// [`AssistantMessageEvent`] to emit, carrying the message so far as an `Arc` that is updated in
+/// place when no consumer still holds the previous snapshot. Blocks are addressed by the
+/// provider's own index or id, mapped to positions in `content`.
+///
+/// ```
+/// use pi_ai::MessageBuilder;
+/// use pi_agent_core::{AssistantMessageEvent, Model, StopReason};
+///
+/// let mut b = MessageBuilder::new(&Model::unknown());
+/// let _start = b.start();
+/// b.text_start("0");
+/// b.text_delta("0", "Hel");
+/// b.text_delta("0", "lo");
+/// b.text_end("0");
+/// match b.done(StopReason::Stop) {
+///     AssistantMessageEvent::Done { message, .. } => assert_eq!(message.text(), "Hello"),
+///     _ => unreachable!(),
+/// }
+/// ```
 pub struct MessageBuilder {
     partial: Arc<AssistantMessage>,
     blocks: HashMap<String, usize>,

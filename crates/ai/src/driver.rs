@@ -1,10 +1,4 @@
 //! The request/stream loop every wire API shares.
-//!
-//! An API module prepares its request (URL, headers, JSON body) and implements [`WireProtocol`]
-//! to turn SSE events into [`MessageBuilder`] calls. [`drive`] does the rest: it sends the
-//! request with retries, feeds the body through the SSE parser, forwards the events, and turns
-//! every failure — HTTP status, transport, malformed SSE or JSON, abort — into the final `error`
-//! event, so the returned stream never fails.
 
 use futures::StreamExt;
 use pi_agent_core::{AssistantMessageEvent, AssistantMessageStream, Model, StopReason};
@@ -87,6 +81,12 @@ pub enum Flow {
 }
 
 /// Maps one wire API's SSE events onto a [`MessageBuilder`].
+///
+/// An API module prepares its request (URL, headers, JSON body) and implements [`WireProtocol`]
+/// to turn SSE events into [`MessageBuilder`] calls. [`drive`] does the rest: it sends the
+/// request with retries, feeds the body through the SSE parser, forwards the events, and turns
+/// every failure — HTTP status, transport, malformed SSE or JSON, abort — into the final `error`
+/// event, so the returned stream never fails.
 pub trait WireProtocol: Send + 'static {
     /// Handles one event, pushing the events to emit into `out`. An `Err` ends the response
     /// with its text.
@@ -172,7 +172,7 @@ fn url_host(url: &str) -> String {
 }
 
 /// A response that failed before or while streaming.
-pub fn failed(model: &Model, message: String) -> AssistantMessageStream {
+pub(crate) fn failed(model: &Model, message: String) -> AssistantMessageStream {
     tracing::warn!(provider = %model.provider, model = %model.id, error = %message, "request not sent");
     let builder = MessageBuilder::new(model);
     let start = builder.start();

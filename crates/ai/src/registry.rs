@@ -1,53 +1,7 @@
 //! The model registry: built-in models plus pi's `~/.pi/agent/models.json`, and API keys.
-//!
-//! `models.json` has pi's format:
-//!
-//! ```json
-//! {
-//!   "providers": {
-//!     "ollama": {
-//!       "baseUrl": "http://localhost:11434/v1",
-//!       "api": "openai-completions",
-//!       "apiKey": "ollama",
-//!       "compat": { "supportsDeveloperRole": false },
-//!       "models": [
-//!         { "id": "llama3.1:8b", "name": "Llama 3.1 8B", "contextWindow": 128000, "maxTokens": 32000,
-//!           "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0 } }
-//!       ]
-//!     },
-//!     "anthropic": { "baseUrl": "https://proxy.example.com" }
-//!   }
-//! }
-//! ```
-//!
-//! Model fields default as in pi: `name` = `id`, `reasoning` false, `input` `["text"]`,
-//! `contextWindow` 128000, `maxTokens` 16384, `cost` zero, `api` the provider's; `headers` and
-//! `compat` merge over the provider's. A provider without `models` overrides `baseUrl`,
-//! `headers` and `compat` of the built-in models of that name; models with a built-in id
-//! replace it, others are added; `modelOverrides` changes single built-in models. A custom
-//! provider needs `baseUrl` and an `api`. Unknown fields are ignored, so files written for newer
-//! pi versions load. Errors name the file, line, column and field (see [`RegistryError`]).
-//!
-//! API keys ([`ModelRegistry::api_key_for`]): the provider's `apiKey` resolved by
-//! [`resolve_config_value`] (`!command`, `$VAR` / `${VAR}`, the name of a set environment
-//! variable, or a literal), else the provider's usual variable (`ANTHROPIC_API_KEY`,
-//! `OPENAI_API_KEY`, …; see [`builtin::KNOWN_PROVIDERS`]). The environment is injectable for
-//! tests ([`ModelRegistry::with_env`]).
-//!
-//! ```
-//! use pi_ai::registry::ModelRegistry;
-//!
-//! let json = r#"{"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1",
-//!     "api": "openai-completions", "apiKey": "ollama", "models": [{"id": "qwen3:8b"}]}}}"#;
-//! let registry = ModelRegistry::from_json(json, "models.json").unwrap().with_env(|_| None);
-//! let model = registry.find_by_pattern("ollama/qwen3:8b").unwrap();
-//! assert_eq!(model.context_window, 128_000);
-//! assert_eq!(registry.api_key_for("ollama").as_deref(), Some("ollama"));
-//! assert!(registry.find("anthropic", "claude-sonnet-4-5").is_some());
-//! ```
 
-pub mod builtin;
-pub mod config;
+mod builtin;
+mod config;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -58,7 +12,7 @@ use pi_agent_core::Model;
 pub use config::RegistryError;
 
 /// Looks an environment variable up.
-pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub(crate) type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 fn process_env() -> EnvLookup {
     Arc::new(|name: &str| std::env::var(name).ok())
@@ -72,6 +26,52 @@ struct ProviderSettings {
 }
 
 /// Built-in models plus those of a `models.json`, and API-key resolution.
+///
+/// `models.json` has pi's format:
+///
+/// ```json
+/// {
+///   "providers": {
+///     "ollama": {
+///       "baseUrl": "http://localhost:11434/v1",
+///       "api": "openai-completions",
+///       "apiKey": "ollama",
+///       "compat": { "supportsDeveloperRole": false },
+///       "models": [
+///         { "id": "llama3.1:8b", "name": "Llama 3.1 8B", "contextWindow": 128000, "maxTokens": 32000,
+///           "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0 } }
+///       ]
+///     },
+///     "anthropic": { "baseUrl": "https://proxy.example.com" }
+///   }
+/// }
+/// ```
+///
+/// Model fields default as in pi: `name` = `id`, `reasoning` false, `input` `["text"]`,
+/// `contextWindow` 128000, `maxTokens` 16384, `cost` zero, `api` the provider's; `headers` and
+/// `compat` merge over the provider's. A provider without `models` overrides `baseUrl`,
+/// `headers` and `compat` of the built-in models of that name; models with a built-in id
+/// replace it, others are added; `modelOverrides` changes single built-in models. A custom
+/// provider needs `baseUrl` and an `api`. Unknown fields are ignored, so files written for newer
+/// pi versions load. Errors name the file, line, column and field (see [`RegistryError`]).
+///
+/// API keys ([`ModelRegistry::api_key_for`]): the provider's `apiKey` resolved by
+/// [`resolve_config_value`] (`!command`, `$VAR` / `${VAR}`, the name of a set environment
+/// variable, or a literal), else the provider's usual variable (`ANTHROPIC_API_KEY`,
+/// `OPENAI_API_KEY`, …; see [`env_var_for_provider`]). The environment is injectable for
+/// tests ([`ModelRegistry::with_env`]).
+///
+/// ```
+/// use pi_ai::ModelRegistry;
+///
+/// let json = r#"{"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1",
+///     "api": "openai-completions", "apiKey": "ollama", "models": [{"id": "qwen3:8b"}]}}}"#;
+/// let registry = ModelRegistry::from_json(json, "models.json").unwrap().with_env(|_| None);
+/// let model = registry.find_by_pattern("ollama/qwen3:8b").unwrap();
+/// assert_eq!(model.context_window, 128_000);
+/// assert_eq!(registry.api_key_for("ollama").as_deref(), Some("ollama"));
+/// assert!(registry.find("anthropic", "claude-sonnet-4-5").is_some());
+/// ```
 #[derive(Clone)]
 pub struct ModelRegistry {
     models: Vec<Model>,

@@ -1,16 +1,16 @@
 //! The `openai-completions` wire API: `POST {baseUrl}/chat/completions` with `stream: true`.
 //!
 //! This is the API most OpenAI-compatible servers speak (OpenAI itself, Ollama, vLLM, llama.cpp,
-//! LM Studio, OpenRouter, Groq, DeepSeek, xAI, Mistral …). [`request`] builds the body from the
-//! agent transcript; [`protocol`] maps the streamed `chat.completion.chunk`s onto pi's assistant
-//! message events. Server quirks are described by [`Compat`], read from the model's `compat`
+//! LM Studio, OpenRouter, Groq, DeepSeek, xAI, Mistral …). [`prepare`] builds the request from the
+//! agent transcript; [`CompletionsProtocol`] maps the streamed `chat.completion.chunk`s onto pi's
+//! assistant message events. Server quirks are described by [`Compat`], read from the model's `compat`
 //! object (pi's `models.json` field) with defaults detected from the provider and base URL.
 //!
 //! ```no_run
 //! # async fn demo() {
 //! use futures::StreamExt;
 //! use pi_agent_core::{AgentMessage, LlmContext, Model, StreamOptions};
-//! use pi_ai::http::HttpClient;
+//! use pi_ai::HttpClient;
 //!
 //! let model = Model {
 //!     id: "llama3.1:8b".into(),
@@ -29,8 +29,8 @@
 //! ```
 
 mod compat;
-pub mod protocol;
-pub mod request;
+mod protocol;
+mod request;
 
 use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamOptions};
 
@@ -38,6 +38,7 @@ use crate::driver::{self, PreparedRequest};
 use crate::http::HttpClient;
 
 pub use compat::{Compat, MaxTokensField, ThinkingFormat};
+pub use protocol::CompletionsProtocol;
 
 /// The `api` value of this wire API.
 pub const API: &str = "openai-completions";
