@@ -28,11 +28,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
 use pi_agent_core::{AssistantMessage, AssistantMessageEvent, Model, StopReason};
-use pi_ai::builder::MessageBuilder;
-use pi_ai::driver::{Flow, WireProtocol};
-use pi_ai::openai_completions::Compat;
-use pi_ai::openai_completions::protocol::CompletionsProtocol;
-use pi_ai::sse::SseParser;
+use pi_ai::openai_completions::{Compat, CompletionsProtocol};
+use pi_ai::{Flow, MessageBuilder, SseParser, WireProtocol};
 use serde_json::json;
 
 /// Parallel tool calls in the response.

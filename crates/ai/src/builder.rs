@@ -1,26 +1,4 @@
 //! Building a streamed assistant message and the events that describe it.
-//!
-//! Every provider turns its wire events into calls on [`MessageBuilder`]: open a text, thinking
-//! or tool-call block, append deltas, close it, finish. Each call returns the
-//! [`AssistantMessageEvent`] to emit, carrying the message so far as an `Arc` that is updated in
-//! place when no consumer still holds the previous snapshot. Blocks are addressed by the
-//! provider's own index or id, mapped to positions in `content`.
-//!
-//! ```
-//! use pi_ai::builder::MessageBuilder;
-//! use pi_agent_core::{AssistantMessageEvent, Model, StopReason};
-//!
-//! let mut b = MessageBuilder::new(&Model::unknown());
-//! let _start = b.start();
-//! b.text_start("0");
-//! b.text_delta("0", "Hel");
-//! b.text_delta("0", "lo");
-//! b.text_end("0");
-//! match b.done(StopReason::Stop) {
-//!     AssistantMessageEvent::Done { message, .. } => assert_eq!(message.text(), "Hello"),
-//!     _ => unreachable!(),
-//! }
-//! ```
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,7 +10,55 @@ use pi_agent_core::{
 
 use crate::partial_json::ArgumentsAccumulator;
 
+/// Why [`MessageBuilder::tool_call_end`] could not close a tool call; [`std::fmt::Display`] is
+/// the error text the failed message carries.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolCallError {
+    /// No block was opened under this key.
+    #[error("Tool call {key} ended before it started")]
+    NotStarted {
+        /// The provider's key of the block.
+        key: String,
+    },
+    /// The complete arguments are not valid JSON.
+    #[error("Invalid JSON in arguments of tool call {name}: {error}")]
+    InvalidArguments {
+        /// The tool's name (empty when the provider never sent it).
+        name: String,
+        /// What the JSON parser reported.
+        error: serde_json::Error,
+    },
+    /// The block under this key is text or thinking.
+    #[error("Block {key} is not a tool call")]
+    NotToolCall {
+        /// The provider's key of the block.
+        key: String,
+    },
+}
+
 /// Builds one assistant message from streamed pieces.
+///
+/// Every provider turns its wire events into calls on [`MessageBuilder`]: open a text, thinking
+/// or tool-call block, append deltas, close it, finish. Each call returns the
+/// [`AssistantMessageEvent`] to emit, carrying the message so far as an `Arc` that is updated in
+/// place when no consumer still holds the previous snapshot. Blocks are addressed by the
+/// provider's own index or id, mapped to positions in `content`.
+///
+/// ```
+/// use pi_ai::MessageBuilder;
+/// use pi_agent_core::{AssistantMessageEvent, Model, StopReason};
+///
+/// let mut b = MessageBuilder::new(&Model::unknown());
+/// let _start = b.start();
+/// b.text_start("0");
+/// b.text_delta("0", "Hel");
+/// b.text_delta("0", "lo");
+/// b.text_end("0");
+/// match b.done(StopReason::Stop) {
+///     AssistantMessageEvent::Done { message, .. } => assert_eq!(message.text(), "Hello"),
+///     _ => unreachable!(),
+/// }
+/// ```
 pub struct MessageBuilder {
     partial: Arc<AssistantMessage>,
     blocks: HashMap<String, usize>,
@@ -245,25 +271,25 @@ impl MessageBuilder {
 
     /// Closes the tool call `key`, parsing its complete arguments. Invalid JSON is an error
     /// naming the tool.
-    pub fn tool_call_end(&mut self, key: &str) -> Result<AssistantMessageEvent, String> {
+    pub fn tool_call_end(&mut self, key: &str) -> Result<AssistantMessageEvent, ToolCallError> {
         let content_index = self
             .blocks
             .get(key)
             .copied()
-            .ok_or_else(|| format!("Tool call {key} ended before it started"))?;
+            .ok_or_else(|| ToolCallError::NotStarted { key: key.to_owned() })?;
         let arguments = match self.arguments.get(&content_index) {
             Some(accumulator) => accumulator.finish().map_err(|error| {
                 let name = match self.partial.content.get(content_index) {
                     Some(ContentBlock::ToolCall(call)) => call.name.clone(),
                     _ => String::new(),
                 };
-                format!("Invalid JSON in arguments of tool call {name}: {error}")
+                ToolCallError::InvalidArguments { name, error }
             })?,
             None => serde_json::json!({}),
         };
         let message = self.message();
         let Some(ContentBlock::ToolCall(call)) = message.content.get_mut(content_index) else {
-            return Err(format!("Block {key} is not a tool call"));
+            return Err(ToolCallError::NotToolCall { key: key.to_owned() });
         };
         call.arguments = arguments;
         let tool_call = call.clone();

@@ -1,10 +1,4 @@
 //! The request/stream loop every wire API shares.
-//!
-//! An API module prepares its request (URL, headers, JSON body) and implements [`WireProtocol`]
-//! to turn SSE events into [`MessageBuilder`] calls. [`drive`] does the rest: it sends the
-//! request with retries, feeds the body through the SSE parser, forwards the events, and turns
-//! every failure — HTTP status, transport, malformed SSE or JSON, abort — into the final `error`
-//! event, so the returned stream never fails.
 
 use futures::StreamExt;
 use pi_agent_core::{AssistantMessageEvent, AssistantMessageStream, Model, StopReason};
@@ -14,9 +8,68 @@ use tracing::Instrument;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::builder::MessageBuilder;
+use crate::builder::{MessageBuilder, ToolCallError};
 use crate::http::{HttpClient, HttpError, HttpRequest, redact};
 use crate::sse::{SseEvent, SseParser};
+
+/// Why a [`WireProtocol`] ended a response with an error; [`std::fmt::Display`] is the error
+/// text of the final message.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtocolError {
+    /// A tool call could not be closed.
+    #[error(transparent)]
+    ToolCall(#[from] ToolCallError),
+    /// An event's data is not the JSON the API sends.
+    #[error("Malformed SSE data from {provider}: {error}{}", quoted_data(data.as_deref()))]
+    Malformed {
+        /// The provider (or API) named in the text.
+        provider: String,
+        /// What the JSON parser reported.
+        error: serde_json::Error,
+        /// An excerpt of the offending data, when the text quotes it.
+        data: Option<String>,
+    },
+    /// The API reported an error in the stream; `message` is its text, with its code or type
+    /// as the API's convention puts them.
+    #[error("{message}")]
+    Reported {
+        /// The error text.
+        message: String,
+    },
+    /// The response stopped for a reason that is an error (`finish_reason: content_filter`,
+    /// `incomplete: …`).
+    #[error("{provider} stopped the response ({field}: {reason})")]
+    Stopped {
+        /// The provider named in the text.
+        provider: String,
+        /// The wire field that carried the reason.
+        field: &'static str,
+        /// The reason the API gave.
+        reason: String,
+    },
+    /// The model stopped with a stop reason that is an error (Anthropic's `refusal`,
+    /// `sensitive`).
+    #[error("The model stopped with stop reason \"{reason}\"")]
+    Refused {
+        /// The stop reason.
+        reason: String,
+    },
+    /// The body ended before the API's end marker; `missing` says what did not arrive.
+    #[error("The response from {provider} ended before it was complete ({missing})")]
+    Incomplete {
+        /// The provider named in the text.
+        provider: String,
+        /// What is missing (`no response.completed event`).
+        missing: &'static str,
+    },
+    /// The Anthropic body ended before `message_stop`.
+    #[error("Anthropic stream ended before message_stop")]
+    NoMessageStop,
+}
+
+fn quoted_data(data: Option<&str>) -> String {
+    data.map(|data| format!(" (data: {data})")).unwrap_or_default()
+}
 
 /// What a protocol says after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,15 +81,21 @@ pub enum Flow {
 }
 
 /// Maps one wire API's SSE events onto a [`MessageBuilder`].
+///
+/// An API module prepares its request (URL, headers, JSON body) and implements [`WireProtocol`]
+/// to turn SSE events into [`MessageBuilder`] calls. [`drive`] does the rest: it sends the
+/// request with retries, feeds the body through the SSE parser, forwards the events, and turns
+/// every failure — HTTP status, transport, malformed SSE or JSON, abort — into the final `error`
+/// event, so the returned stream never fails.
 pub trait WireProtocol: Send + 'static {
     /// Handles one event, pushing the events to emit into `out`. An `Err` ends the response
-    /// with that error text.
+    /// with its text.
     fn on_event(
         &mut self,
         event: SseEvent,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<Flow, String>;
+    ) -> Result<Flow, ProtocolError>;
 
     /// Called when the body ended without the API's own end marker; returns the stop reason to
     /// finish with, or the error to fail with.
@@ -44,7 +103,7 @@ pub trait WireProtocol: Send + 'static {
         &mut self,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<StopReason, String>;
+    ) -> Result<StopReason, ProtocolError>;
 }
 
 /// A prepared HTTP request.
@@ -113,7 +172,7 @@ fn url_host(url: &str) -> String {
 }
 
 /// A response that failed before or while streaming.
-pub fn failed(model: &Model, message: String) -> AssistantMessageStream {
+pub(crate) fn failed(model: &Model, message: String) -> AssistantMessageStream {
     tracing::warn!(provider = %model.provider, model = %model.id, error = %message, "request not sent");
     let builder = MessageBuilder::new(model);
     let start = builder.start();
@@ -156,7 +215,7 @@ impl<P: WireProtocol> Driver<P> {
                 match flow {
                     Ok(Flow::Continue) => {}
                     Ok(Flow::Finished(reason)) => self.finish(Ok(reason)),
-                    Err(error) => self.finish(Err((error, false))),
+                    Err(error) => self.finish(Err((error.to_string(), false))),
                 }
                 continue;
             }
@@ -164,7 +223,7 @@ impl<P: WireProtocol> Driver<P> {
                 let mut produced = Vec::new();
                 let result = self.protocol.on_body_end(builder, &mut produced);
                 self.out.extend(produced);
-                self.finish(result.map_err(|error| (error, false)));
+                self.finish(result.map_err(|error| (error.to_string(), false)));
                 continue;
             }
             if self.cancel.is_cancelled() {

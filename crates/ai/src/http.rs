@@ -2,10 +2,6 @@
 //! exponential backoff on 429 / 5xx / overloaded (honouring `retry-after`), connect and idle
 //! timeouts, cancellation, and error texts that carry the status and a body excerpt but never
 //! the API key.
-//!
-//! [`redact`] is the one redactor of secrets: every error text — the ones the user reads and the
-//! ones logged through `tracing` — passes through it. Log events carry only statuses, attempt
-//! numbers, delays and those redacted texts; never a header, a body or a URL path.
 
 use std::time::Duration;
 
@@ -108,6 +104,15 @@ pub struct HttpRequest<'a> {
 }
 
 /// A shareable HTTP client with the provider retry policy.
+///
+/// The HTTP side every provider shares: a POST that returns a streaming body, retries with
+/// exponential backoff on 429 / 5xx / overloaded (honouring `retry-after`), connect and idle
+/// timeouts, cancellation, and error texts that carry the status and a body excerpt but never
+/// the API key.
+///
+/// [`redact`] is the one redactor of secrets: every error text — the ones the user reads and the
+/// ones logged through `tracing` — passes through it. Log events carry only statuses, attempt
+/// numbers, delays and those redacted texts; never a header, a body or a URL path.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
     client: reqwest::Client,

@@ -1,30 +1,40 @@
 //! LLM providers for pi.
 //!
-//! Three wire APIs implement [`pi_agent_core::StreamFn`]: `openai-completions` (which also
-//! covers Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, Groq …), `anthropic-messages` and
-//! `openai-responses`. [`Providers`] picks one by the model's `api`. The model registry reads
-//! pi's `~/.pi/agent/models.json` and resolves API keys from the usual environment variables.
+//! Three wire APIs implement [`pi_agent_core::StreamFn`], each in its module:
+//! [`openai_completions`] (which also covers Ollama, vLLM, llama.cpp, LM Studio, OpenRouter,
+//! Groq …), [`anthropic`] (`anthropic-messages`) and [`openai_responses`]. [`Providers`] picks
+//! one by the model's `api`. The [`ModelRegistry`] reads pi's `~/.pi/agent/models.json` and
+//! resolves API keys from the usual environment variables.
 //!
-//! Shared pieces: [`sse`] (an incremental SSE parser), [`partial_json`] (tool-call arguments
-//! parsed while they stream), [`http`] (retries, timeouts, error texts without the key),
-//! [`builder`] (the streamed message and its events), [`transform`] (orphaned tool calls,
-//! failed messages), [`cost`]. The scripted provider server for tests is in the dev-only
-//! `pi-test-support` crate.
+//! Shared pieces, for these APIs and for a new one: [`HttpClient`] (retries, timeouts, error
+//! texts without the key, see [`redact`]), [`SseParser`] (an incremental SSE parser),
+//! [`ArgumentsAccumulator`] (tool-call arguments parsed while they stream), [`MessageBuilder`]
+//! (the streamed message and its events), [`WireProtocol`] and [`drive`] (the request/stream
+//! loop), [`prepare_messages`] (orphaned tool calls, failed messages) and [`cost_of`]. The
+//! scripted provider server for tests is in the dev-only `pi-test-support` crate.
 
 pub mod anthropic;
-pub mod builder;
-pub mod cost;
-pub mod driver;
-pub mod http;
+mod builder;
+mod cost;
+mod driver;
+mod http;
 pub mod openai_completions;
 pub mod openai_responses;
-pub mod partial_json;
-pub mod providers;
-pub mod registry;
-pub mod sse;
-pub mod transform;
+mod partial_json;
+mod providers;
+mod registry;
+mod sse;
+mod transform;
 
-pub use http::{HttpClient, HttpOptions};
+pub use builder::{MessageBuilder, ToolCallError};
+pub use cost::cost_of;
+pub use driver::{Flow, PreparedRequest, ProtocolError, WireProtocol, drive};
+pub use http::{HttpClient, HttpError, HttpOptions, HttpRequest, redact};
+pub use partial_json::{ArgumentsAccumulator, parse_partial_json};
 pub use pi_agent_core::{Model, ModelCost, StreamFn};
-pub use providers::{Providers, is_local_url};
-pub use registry::{ModelRegistry, RegistryError};
+pub use providers::{Providers, SUPPORTED_APIS};
+pub use registry::{
+    ModelRegistry, RegistryError, default_models_path, env_var_for_provider, is_local_url, resolve_config_value,
+};
+pub use sse::{SseEvent, SseParser};
+pub use transform::{NO_RESULT_PROVIDED, prepare_messages};

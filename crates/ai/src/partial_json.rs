@@ -1,21 +1,4 @@
 //! Parsing tool-call arguments while they stream in.
-//!
-//! Providers send a tool call's arguments as raw JSON fragments. [`ArgumentsAccumulator`] keeps
-//! the text received so far and parses it best-effort after every fragment: an unfinished string
-//! is closed, a dangling key, `:` or `,` is dropped and open objects and arrays are closed, so
-//! the UI sees `{"path": "src/ma` as `{"path": "src/ma"}`. The final parse of the complete text
-//! is exact.
-//!
-//! ```
-//! use pi_ai::partial_json::{ArgumentsAccumulator, parse_partial_json};
-//! use serde_json::json;
-//!
-//! assert_eq!(parse_partial_json(r#"{"path": "src/ma"#), json!({"path": "src/ma"}));
-//! let mut args = ArgumentsAccumulator::default();
-//! assert_eq!(args.push(r#"{"a": [1, 2"#), Some(json!({"a": [1, 2]})));
-//! args.push("]}");
-//! assert_eq!(args.finish().unwrap(), json!({"a": [1, 2]}));
-//! ```
 
 use serde_json::{Map, Value};
 
@@ -110,6 +93,23 @@ pub fn parse_partial_json(text: &str) -> Value {
 const ALWAYS_REPARSE_BYTES: usize = 1024;
 
 /// Collects a tool call's argument fragments.
+///
+/// Providers send a tool call's arguments as raw JSON fragments. [`ArgumentsAccumulator`] keeps
+/// the text received so far and parses it best-effort after every fragment: an unfinished string
+/// is closed, a dangling key, `:` or `,` is dropped and open objects and arrays are closed, so
+/// the UI sees `{"path": "src/ma` as `{"path": "src/ma"}`. The final parse of the complete text
+/// is exact.
+///
+/// ```
+/// use pi_ai::{ArgumentsAccumulator, parse_partial_json};
+/// use serde_json::json;
+///
+/// assert_eq!(parse_partial_json(r#"{"path": "src/ma"#), json!({"path": "src/ma"}));
+/// let mut args = ArgumentsAccumulator::default();
+/// assert_eq!(args.push(r#"{"a": [1, 2"#), Some(json!({"a": [1, 2]})));
+/// args.push("]}");
+/// assert_eq!(args.finish().unwrap(), json!({"a": [1, 2]}));
+/// ```
 ///
 /// Re-parsing the whole text after every fragment would cost time quadratic in the argument
 /// size (a `write` call can carry hundreds of kilobytes), so past 1 KiB the best-effort parse is

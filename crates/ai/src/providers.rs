@@ -1,23 +1,4 @@
 //! The dispatcher: one [`StreamFn`] for every wire API, chosen by the model's `api`.
-//!
-//! [`Providers`] resolves what a request needs besides the model and context — the API key (the
-//! call's own, else the registry's, else the provider's usual environment variable) and the
-//! model's header values — and hands the call to `openai_completions`, `anthropic` or
-//! `openai_responses`. A model of another API fails with pi's text
-//! `No API provider registered for api: <api>`; a remote provider without a key fails with
-//! `No API key for provider: <name>` before anything is sent. Servers on the local machine
-//! (`localhost`, `127.0.0.1`, `[::1]`) need no key.
-//!
-//! ```no_run
-//! use std::sync::Arc;
-//! use pi_agent_core::{AgentLoopConfig, StreamFn};
-//! use pi_ai::{ModelRegistry, Providers};
-//!
-//! let registry = Arc::new(ModelRegistry::load_default().unwrap());
-//! let model = registry.find_by_pattern("anthropic/claude-sonnet-4-5").unwrap().clone();
-//! let providers: Arc<dyn StreamFn> = Arc::new(Providers::default().with_registry(registry));
-//! let config = AgentLoopConfig::new(model).with_stream_fn(providers);
-//! ```
 
 use std::sync::Arc;
 
@@ -25,32 +6,31 @@ use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamFn, StreamO
 
 use crate::driver;
 use crate::http::HttpClient;
-use crate::registry::{ModelRegistry, env_var_for_provider};
+use crate::registry::{ModelRegistry, env_var_for_provider, is_local_url};
 
 /// The wire APIs this crate implements.
 pub const SUPPORTED_APIS: &[&str] = &["openai-completions", "anthropic-messages", "openai-responses"];
 
-/// Whether `base_url` points at this machine (such servers need no API key).
-pub fn is_local_url(base_url: &str) -> bool {
-    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    let host = if let Some(bracketed) = host_port.strip_prefix('[') {
-        bracketed.split(']').next().unwrap_or("")
-    } else {
-        host_port.split(':').next().unwrap_or("")
-    };
-    let host = host.to_ascii_lowercase();
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host == "::1"
-        || host == "0.0.0.0"
-        || host
-            .strip_prefix("127.")
-            .is_some_and(|rest| rest.split('.').count() == 3 && rest.split('.').all(|part| part.parse::<u8>().is_ok()))
-}
-
 /// Streams responses over whichever wire API the model uses.
+///
+/// [`Providers`] resolves what a request needs besides the model and context — the API key (the
+/// call's own, else the registry's, else the provider's usual environment variable) and the
+/// model's header values — and hands the call to `openai_completions`, `anthropic` or
+/// `openai_responses`. A model of another API fails with pi's text
+/// `No API provider registered for api: <api>`; a remote provider without a key fails with
+/// `No API key for provider: <name>` before anything is sent. Servers on the local machine
+/// (`localhost`, `127.0.0.1`, `[::1]`) need no key.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use pi_agent_core::{AgentLoopConfig, StreamFn};
+/// use pi_ai::{ModelRegistry, Providers};
+///
+/// let registry = Arc::new(ModelRegistry::load_default().unwrap());
+/// let model = registry.find_by_pattern("anthropic/claude-sonnet-4-5").unwrap().clone();
+/// let providers: Arc<dyn StreamFn> = Arc::new(Providers::default().with_registry(registry));
+/// let config = AgentLoopConfig::new(model).with_stream_fn(providers);
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Providers {
     client: HttpClient,

@@ -1,53 +1,7 @@
 //! The model registry: built-in models plus pi's `~/.pi/agent/models.json`, and API keys.
-//!
-//! `models.json` has pi's format:
-//!
-//! ```json
-//! {
-//!   "providers": {
-//!     "ollama": {
-//!       "baseUrl": "http://localhost:11434/v1",
-//!       "api": "openai-completions",
-//!       "apiKey": "ollama",
-//!       "compat": { "supportsDeveloperRole": false },
-//!       "models": [
-//!         { "id": "llama3.1:8b", "name": "Llama 3.1 8B", "contextWindow": 128000, "maxTokens": 32000,
-//!           "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0 } }
-//!       ]
-//!     },
-//!     "anthropic": { "baseUrl": "https://proxy.example.com" }
-//!   }
-//! }
-//! ```
-//!
-//! Model fields default as in pi: `name` = `id`, `reasoning` false, `input` `["text"]`,
-//! `contextWindow` 128000, `maxTokens` 16384, `cost` zero, `api` the provider's; `headers` and
-//! `compat` merge over the provider's. A provider without `models` overrides `baseUrl`,
-//! `headers` and `compat` of the built-in models of that name; models with a built-in id
-//! replace it, others are added; `modelOverrides` changes single built-in models. A custom
-//! provider needs `baseUrl` and an `api`. Unknown fields are ignored, so files written for newer
-//! pi versions load. Errors name the file, line, column and field (see [`RegistryError`]).
-//!
-//! API keys ([`ModelRegistry::api_key_for`]): the provider's `apiKey` resolved by
-//! [`resolve_config_value`] (`!command`, `$VAR` / `${VAR}`, the name of a set environment
-//! variable, or a literal), else the provider's usual variable (`ANTHROPIC_API_KEY`,
-//! `OPENAI_API_KEY`, …; see [`builtin::KNOWN_PROVIDERS`]). The environment is injectable for
-//! tests ([`ModelRegistry::with_env`]).
-//!
-//! ```
-//! use pi_ai::registry::ModelRegistry;
-//!
-//! let json = r#"{"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1",
-//!     "api": "openai-completions", "apiKey": "ollama", "models": [{"id": "qwen3:8b"}]}}}"#;
-//! let registry = ModelRegistry::from_json(json, "models.json").unwrap().with_env(|_| None);
-//! let model = registry.find_by_pattern("ollama/qwen3:8b").unwrap();
-//! assert_eq!(model.context_window, 128_000);
-//! assert_eq!(registry.api_key_for("ollama").as_deref(), Some("ollama"));
-//! assert!(registry.find("anthropic", "claude-sonnet-4-5").is_some());
-//! ```
 
-pub mod builtin;
-pub mod config;
+mod builtin;
+mod config;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -58,7 +12,7 @@ use pi_agent_core::Model;
 pub use config::RegistryError;
 
 /// Looks an environment variable up.
-pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub(crate) type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 fn process_env() -> EnvLookup {
     Arc::new(|name: &str| std::env::var(name).ok())
@@ -72,6 +26,52 @@ struct ProviderSettings {
 }
 
 /// Built-in models plus those of a `models.json`, and API-key resolution.
+///
+/// `models.json` has pi's format:
+///
+/// ```json
+/// {
+///   "providers": {
+///     "ollama": {
+///       "baseUrl": "http://localhost:11434/v1",
+///       "api": "openai-completions",
+///       "apiKey": "ollama",
+///       "compat": { "supportsDeveloperRole": false },
+///       "models": [
+///         { "id": "llama3.1:8b", "name": "Llama 3.1 8B", "contextWindow": 128000, "maxTokens": 32000,
+///           "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0 } }
+///       ]
+///     },
+///     "anthropic": { "baseUrl": "https://proxy.example.com" }
+///   }
+/// }
+/// ```
+///
+/// Model fields default as in pi: `name` = `id`, `reasoning` false, `input` `["text"]`,
+/// `contextWindow` 128000, `maxTokens` 16384, `cost` zero, `api` the provider's; `headers` and
+/// `compat` merge over the provider's. A provider without `models` overrides `baseUrl`,
+/// `headers` and `compat` of the built-in models of that name; models with a built-in id
+/// replace it, others are added; `modelOverrides` changes single built-in models. A custom
+/// provider needs `baseUrl` and an `api`. Unknown fields are ignored, so files written for newer
+/// pi versions load. Errors name the file, line, column and field (see [`RegistryError`]).
+///
+/// API keys ([`ModelRegistry::api_key_for`]): the provider's `apiKey` resolved by
+/// [`resolve_config_value`] (`!command`, `$VAR` / `${VAR}`, the name of a set environment
+/// variable, or a literal), else the provider's usual variable (`ANTHROPIC_API_KEY`,
+/// `OPENAI_API_KEY`, …; see [`env_var_for_provider`]). The environment is injectable for
+/// tests ([`ModelRegistry::with_env`]).
+///
+/// ```
+/// use pi_ai::ModelRegistry;
+///
+/// let json = r#"{"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1",
+///     "api": "openai-completions", "apiKey": "ollama", "models": [{"id": "qwen3:8b"}]}}}"#;
+/// let registry = ModelRegistry::from_json(json, "models.json").unwrap().with_env(|_| None);
+/// let model = registry.find_by_pattern("ollama/qwen3:8b").unwrap();
+/// assert_eq!(model.context_window, 128_000);
+/// assert_eq!(registry.api_key_for("ollama").as_deref(), Some("ollama"));
+/// assert!(registry.find("anthropic", "claude-sonnet-4-5").is_some());
+/// ```
 #[derive(Clone)]
 pub struct ModelRegistry {
     models: Vec<Model>,
@@ -97,6 +97,26 @@ impl Default for ModelRegistry {
 /// The usual API-key variable of a provider (`OPENAI_API_KEY` for `openai`, …).
 pub fn env_var_for_provider(provider: &str) -> Option<&'static str> {
     builtin::known_provider(provider).map(|known| known.env_var)
+}
+
+/// Whether `base_url` points at this machine (such servers need no API key).
+pub fn is_local_url(base_url: &str) -> bool {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = if let Some(bracketed) = host_port.strip_prefix('[') {
+        bracketed.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    let host = host.to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host == "0.0.0.0"
+        || host
+            .strip_prefix("127.")
+            .is_some_and(|rest| rest.split('.').count() == 3 && rest.split('.').all(|part| part.parse::<u8>().is_ok()))
 }
 
 /// Where pi keeps `models.json`: `$PI_CODING_AGENT_DIR/models.json`, else
@@ -338,7 +358,7 @@ impl ModelRegistry {
     /// assert!(!registry.is_available(registry.find("anthropic", "claude-sonnet-4-5").unwrap()));
     /// ```
     pub fn is_available(&self, model: &Model) -> bool {
-        self.api_key_for(&model.provider).is_some() || crate::providers::is_local_url(&model.base_url)
+        self.api_key_for(&model.provider).is_some() || is_local_url(&model.base_url)
     }
 
     /// The API key for `provider`: its `apiKey` from `models.json` (resolved), else its usual

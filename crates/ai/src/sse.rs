@@ -1,19 +1,4 @@
 //! An incremental Server-Sent Events parser.
-//!
-//! Feed it the response body in whatever chunks the network delivers; it returns each complete
-//! event. Lines may end in `\n`, `\r\n` or `\r`, a chunk may split a line or a UTF-8 character,
-//! `:` lines are comments, several `data:` lines join with `\n`, and a blank line dispatches the
-//! event (SSE as the WHATWG spec describes it).
-//!
-//! ```
-//! use pi_ai::sse::SseParser;
-//!
-//! let mut parser = SseParser::default();
-//! assert!(parser.feed(b"event: ping\nda").is_empty());
-//! let events = parser.feed(b"ta: {\"a\":1}\n\n");
-//! assert_eq!(events[0].event.as_deref(), Some("ping"));
-//! assert_eq!(events[0].data, "{\"a\":1}");
-//! ```
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -26,7 +11,22 @@ pub struct SseEvent {
     pub id: Option<String>,
 }
 
-/// Incremental SSE parser; see the module docs.
+/// An incremental Server-Sent Events parser.
+///
+/// Feed it the response body in whatever chunks the network delivers; it returns each complete
+/// event. Lines may end in `\n`, `\r\n` or `\r`, a chunk may split a line or a UTF-8 character,
+/// `:` lines are comments, several `data:` lines join with `\n`, and a blank line dispatches the
+/// event (SSE as the WHATWG spec describes it).
+///
+/// ```
+/// use pi_ai::SseParser;
+///
+/// let mut parser = SseParser::default();
+/// assert!(parser.feed(b"event: ping\nda").is_empty());
+/// let events = parser.feed(b"ta: {\"a\":1}\n\n");
+/// assert_eq!(events[0].event.as_deref(), Some("ping"));
+/// assert_eq!(events[0].data, "{\"a\":1}");
+/// ```
 #[derive(Debug, Default)]
 pub struct SseParser {
     buffer: Vec<u8>,

@@ -1,22 +1,4 @@
 //! Preparing the transcript for a provider request, the way pi-ai's message transform does.
-//!
-//! * Custom-role messages are left out (a `convert_to_llm` should have mapped them).
-//! * Assistant messages that ended in `error` or `aborted` are left out, with the tool results
-//!   that answer their calls.
-//! * A tool call with no result before the next user or assistant message (or the end) gets a
-//!   synthetic error result `No result provided`, so providers never see an orphaned call.
-//!
-//! ```
-//! use pi_agent_core::{AgentMessage, AssistantMessage, ContentBlock, StopReason, ToolCall};
-//! use pi_ai::transform::prepare_messages;
-//!
-//! let call = ContentBlock::ToolCall(ToolCall::new("c1", "read", serde_json::json!({})));
-//! let assistant = AssistantMessage { content: vec![call], stop_reason: StopReason::ToolUse, ..Default::default() };
-//! let messages = [AgentMessage::user("hi"), assistant.into(), AgentMessage::user("next")];
-//! let prepared = prepare_messages(&messages);
-//! assert_eq!(prepared.len(), 4);
-//! assert_eq!(prepared[2].as_tool_result().unwrap().text(), "No result provided");
-//! ```
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -40,6 +22,24 @@ fn synthetic_result(id: &str, name: &str, timestamp: i64) -> AgentMessage {
 }
 
 /// The messages to send, borrowed where unchanged.
+///
+/// * Custom-role messages are left out (a `convert_to_llm` should have mapped them).
+/// * Assistant messages that ended in `error` or `aborted` are left out, with the tool results
+///   that answer their calls.
+/// * A tool call with no result before the next user or assistant message (or the end) gets a
+///   synthetic error result `No result provided`, so providers never see an orphaned call.
+///
+/// ```
+/// use pi_agent_core::{AgentMessage, AssistantMessage, ContentBlock, StopReason, ToolCall};
+/// use pi_ai::prepare_messages;
+///
+/// let call = ContentBlock::ToolCall(ToolCall::new("c1", "read", serde_json::json!({})));
+/// let assistant = AssistantMessage { content: vec![call], stop_reason: StopReason::ToolUse, ..Default::default() };
+/// let messages = [AgentMessage::user("hi"), assistant.into(), AgentMessage::user("next")];
+/// let prepared = prepare_messages(&messages);
+/// assert_eq!(prepared.len(), 4);
+/// assert_eq!(prepared[2].as_tool_result().unwrap().text(), "No result provided");
+/// ```
 pub fn prepare_messages(messages: &[AgentMessage]) -> Vec<Cow<'_, AgentMessage>> {
     let mut out: Vec<Cow<'_, AgentMessage>> = Vec::with_capacity(messages.len());
     let mut known_calls: HashSet<&str> = HashSet::new();

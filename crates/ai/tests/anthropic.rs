@@ -15,7 +15,7 @@ use pi_agent_core::{
     ToolCall, ToolChoice, ToolResult, UserContent, UserMessage, run_agent_loop,
 };
 use pi_ai::anthropic;
-use pi_ai::http::{HttpClient, HttpOptions};
+use pi_ai::{HttpClient, HttpOptions};
 use pi_test_support::anthropic::{
     block_delta, block_start, block_stop, error_body, event, message_end, message_start, model, small_usage,
     text as text_reply, text_block, text_events, tool_block,

@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use pi_agent_core::{AgentMessage, AssistantMessageEvent, LlmContext, Model, StopReason, StreamFn, StreamOptions};
-use pi_ai::http::{HttpClient, HttpOptions};
-use pi_ai::{ModelRegistry, Providers};
+use pi_ai::{HttpClient, HttpOptions, ModelRegistry, Providers};
 use pi_test_support::stream::{API_KEY, assert_no_key, options};
 use pi_test_support::{MockServer, Reply};
 

@@ -14,8 +14,7 @@ use pi_agent_core::{
     LlmContext, Model, ModelCost, StopReason, StreamFn, StreamOptions, ThinkingContent, ThinkingLevel, ToolCall,
     ToolChoice, UserContent, UserMessage, run_agent_loop,
 };
-use pi_ai::http::{HttpClient, HttpOptions};
-use pi_ai::{ModelRegistry, Providers};
+use pi_ai::{HttpClient, HttpOptions, ModelRegistry, Providers};
 use pi_test_support::messages::{self, user};
 use pi_test_support::openai::{DONE, RESPONSE_ID, data, delta, finish, usage_cached};
 use pi_test_support::stream::{API_KEY, error_message, final_message, kinds, options};

@@ -15,7 +15,7 @@ use pi_agent_core::{
     ContentBlock, FnTool, LlmContext, Model, StopReason, StreamFn, StreamOptions, TextContent, ThinkingContent,
     ThinkingLevel, ToolCall, ToolChoice, ToolResult, UserContent, UserMessage, run_agent_loop,
 };
-use pi_ai::http::{HttpClient, HttpOptions};
+use pi_ai::{HttpClient, HttpOptions};
 use pi_test_support::messages::user;
 use pi_test_support::openai_responses::{
     args_delta, args_done, call_added, call_done, completed, created, event, message, message_added, message_done,

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use pi_ai::registry::{ModelRegistry, RegistryError, default_models_path, env_var_for_provider, resolve_config_value};
+use pi_ai::{ModelRegistry, RegistryError, default_models_path, env_var_for_provider, resolve_config_value};
 use serde_json::json;
 
 fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + Send + Sync + 'static {

@@ -6,7 +6,7 @@
 //!
 //! Secrets: the crates never put an API key, a request header or body, a tool's arguments or
 //! environment values into a span or an event, and every error text they log has been through
-//! [`pi_ai::http::redact`] with the request's key. As a second line, every line written here goes
+//! [`pi_ai::redact`] with the request's key. As a second line, every line written here goes
 //! through that same redactor with the secrets known at startup ([`known_secrets`]): `--api-key`
 //! and the values of environment variables whose names say they hold a key, token, secret or
 //! password.
@@ -76,11 +76,11 @@ pub fn known_secrets(api_key: Option<&str>, vars: impl IntoIterator<Item = (Stri
     secrets
 }
 
-/// `text` with every one of `secrets` replaced by `[redacted]` ([`pi_ai::http::redact`]).
+/// `text` with every one of `secrets` replaced by `[redacted]` ([`pi_ai::redact`]).
 pub fn redact_all(text: &str, secrets: &[String]) -> String {
     secrets
         .iter()
-        .fold(text.to_owned(), |text, secret| pi_ai::http::redact(&text, Some(secret)))
+        .fold(text.to_owned(), |text, secret| pi_ai::redact(&text, Some(secret)))
 }
 
 /// The log file, shared by every thread; each formatted line is redacted, then appended whole.

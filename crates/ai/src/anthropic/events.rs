@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::builder::MessageBuilder;
-use crate::driver::{Flow, WireProtocol};
+use crate::driver::{Flow, ProtocolError, WireProtocol};
 use crate::sse::SseEvent;
 
 /// Thinking text shown for a `redacted_thinking` block (its content is encrypted).
@@ -41,7 +41,7 @@ fn map_stop_reason(reason: &str) -> Stop {
         "end_turn" | "stop_sequence" | "pause_turn" => Stop::Reason(StopReason::Stop),
         "max_tokens" | "model_context_window_exceeded" => Stop::Reason(StopReason::Length),
         "tool_use" => Stop::Reason(StopReason::ToolUse),
-        "refusal" | "sensitive" => Stop::Failed(format!("The model stopped with stop reason \"{reason}\"")),
+        "refusal" | "sensitive" => Stop::Failed(reason.to_owned()),
         // New reasons appear over time; finishing normally loses nothing.
         _ => Stop::Reason(StopReason::Stop),
     }
@@ -166,11 +166,15 @@ fn excerpt(data: &str) -> String {
     }
 }
 
-fn malformed(error: impl std::fmt::Display, data: &str) -> String {
-    format!("Malformed SSE data from anthropic: {error} (data: {})", excerpt(data))
+fn malformed(error: serde_json::Error, data: &str) -> ProtocolError {
+    ProtocolError::Malformed {
+        provider: "anthropic".to_owned(),
+        error,
+        data: Some(excerpt(data)),
+    }
 }
 
-fn parse<T: DeserializeOwned>(value: Value, data: &str) -> Result<T, String> {
+fn parse<T: DeserializeOwned>(value: Value, data: &str) -> Result<T, ProtocolError> {
     serde_json::from_value(value).map_err(|error| malformed(error, data))
 }
 
@@ -264,7 +268,7 @@ impl AnthropicEvents {
         index: u64,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProtocolError> {
         let key = key(index);
         match self.open.remove(&index) {
             Some(Block::Text) => out.push(builder.text_end(&key)),
@@ -280,7 +284,7 @@ impl AnthropicEvents {
         &mut self,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<StopReason, String> {
+    ) -> Result<StopReason, ProtocolError> {
         let open: Vec<u64> = self.open.keys().copied().collect();
         for index in open {
             self.stop_block(index, builder, out)?;
@@ -288,7 +292,7 @@ impl AnthropicEvents {
         match self.stop.take() {
             None => Ok(StopReason::Stop),
             Some(Stop::Reason(reason)) => Ok(reason),
-            Some(Stop::Failed(message)) => Err(message),
+            Some(Stop::Failed(reason)) => Err(ProtocolError::Refused { reason }),
         }
     }
 }
@@ -299,7 +303,7 @@ impl WireProtocol for AnthropicEvents {
         event: SseEvent,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<Flow, String> {
+    ) -> Result<Flow, ProtocolError> {
         let data = event.data.trim();
         let named = event.event.as_deref().filter(|name| !name.is_empty());
         if data.is_empty() {
@@ -353,7 +357,7 @@ impl WireProtocol for AnthropicEvents {
                     }) => message,
                     _ => format!("Anthropic stream error: {}", excerpt(data)),
                 };
-                return Err(message);
+                return Err(ProtocolError::Reported { message });
             }
             // `ping` and event types added later.
             _ => {}
@@ -365,9 +369,9 @@ impl WireProtocol for AnthropicEvents {
         &mut self,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<StopReason, String> {
+    ) -> Result<StopReason, ProtocolError> {
         if self.stop.is_none() {
-            return Err("Anthropic stream ended before message_stop".to_owned());
+            return Err(ProtocolError::NoMessageStop);
         }
         self.finish(builder, out)
     }
@@ -394,7 +398,7 @@ mod tests {
                 break;
             }
         }
-        (out, last, builder)
+        (out, last.map_err(|error| error.to_string()), builder)
     }
 
     #[test]
@@ -483,6 +487,6 @@ mod tests {
         let mut protocol = AnthropicEvents::default();
         let mut builder = MessageBuilder::new(&Model::unknown());
         let result = protocol.on_body_end(&mut builder, &mut Vec::new());
-        assert!(result.unwrap_err().contains("message_stop"));
+        assert!(result.unwrap_err().to_string().contains("message_stop"));
     }
 }

@@ -37,7 +37,7 @@
 //!
 //! ```no_run
 //! use pi_agent_core::{AgentMessage, LlmContext, Model, StreamOptions};
-//! use pi_ai::http::HttpClient;
+//! use pi_ai::HttpClient;
 //!
 //! # async fn demo(model: Model) {
 //! let messages = [AgentMessage::user("Hello")];

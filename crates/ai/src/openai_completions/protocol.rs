@@ -23,9 +23,9 @@ use pi_agent_core::{AssistantMessageEvent, Model, StopReason, Usage};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::Compat;
+use super::compat::Compat;
 use crate::builder::MessageBuilder;
-use crate::driver::{Flow, WireProtocol};
+use crate::driver::{Flow, ProtocolError, WireProtocol};
 use crate::sse::SseEvent;
 
 #[derive(Deserialize)]
@@ -157,7 +157,7 @@ impl CompletionsProtocol {
         kind: Kind,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProtocolError> {
         self.open.retain(|(open, _)| open != key);
         match kind {
             Kind::Text => out.push(builder.text_end(key)),
@@ -175,7 +175,7 @@ impl CompletionsProtocol {
                     // Arguments cut off by the token limit: keep the best-effort parse, the loop
                     // reports the truncation to the model.
                     Err(_) if self.stop_reason() == StopReason::Length => {}
-                    Err(error) => return Err(error),
+                    Err(error) => return Err(error.into()),
                 }
             }
         }
@@ -226,7 +226,7 @@ impl CompletionsProtocol {
         fragment: &ToolCallFragment<'_>,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProtocolError> {
         self.close_current(builder, out);
         let id = fragment.id.as_deref().filter(|id| !id.is_empty());
         let name = fragment
@@ -302,16 +302,17 @@ impl CompletionsProtocol {
         &mut self,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<StopReason, String> {
+    ) -> Result<StopReason, ProtocolError> {
         self.current = None;
         for (key, kind) in std::mem::take(&mut self.open) {
             self.close(&key, kind, builder, out)?;
         }
         match self.finish_reason.as_deref() {
-            Some(reason @ ("content_filter" | "error")) => Err(format!(
-                "{} stopped the response (finish_reason: {reason})",
-                self.provider
-            )),
+            Some(reason @ ("content_filter" | "error")) => Err(ProtocolError::Stopped {
+                provider: self.provider.clone(),
+                field: "finish_reason",
+                reason: reason.to_owned(),
+            }),
             _ => Ok(self.stop_reason()),
         }
     }
@@ -374,7 +375,7 @@ impl WireProtocol for CompletionsProtocol {
         event: SseEvent,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<Flow, String> {
+    ) -> Result<Flow, ProtocolError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(Flow::Continue);
@@ -382,10 +383,15 @@ impl WireProtocol for CompletionsProtocol {
         if data == "[DONE]" {
             return self.finish(builder, out).map(Flow::Finished);
         }
-        let chunk: Chunk<'_> = serde_json::from_str(data)
-            .map_err(|error| format!("Malformed SSE data from {}: {error}", self.provider))?;
+        let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|error| ProtocolError::Malformed {
+            provider: self.provider.clone(),
+            error,
+            data: None,
+        })?;
         if let Some(error) = chunk.error.as_ref().filter(|error| !error.is_null()) {
-            return Err(error_text(error));
+            return Err(ProtocolError::Reported {
+                message: error_text(error),
+            });
         }
         if !self.has_response_id
             && let Some(id) = chunk.id.as_deref().filter(|id| !id.is_empty())
@@ -424,12 +430,12 @@ impl WireProtocol for CompletionsProtocol {
         &mut self,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<StopReason, String> {
+    ) -> Result<StopReason, ProtocolError> {
         if self.finish_reason.is_none() && self.supports_finish_reason {
-            return Err(format!(
-                "The response from {} ended before it was complete (no finish_reason and no [DONE])",
-                self.provider
-            ));
+            return Err(ProtocolError::Incomplete {
+                provider: self.provider.clone(),
+                missing: "no finish_reason and no [DONE]",
+            });
         }
         self.finish(builder, out)
     }

@@ -17,7 +17,7 @@ use pi_agent_core::{
 };
 use serde_json::{Map, Value, json};
 
-use super::{Compat, MaxTokensField, ThinkingFormat};
+use super::compat::{Compat, MaxTokensField, ThinkingFormat};
 use crate::transform::prepare_messages;
 
 /// Text of the assistant message inserted between tool results and a user message when the
@@ -32,7 +32,7 @@ const TOOL_IMAGES_INTRO: &str = "Attached image(s) from tool result:";
 
 /// The request headers: `authorization: Bearer <key>` when there is a key, then the model's and
 /// the call's headers (later ones replace earlier ones of the same name).
-pub fn headers(model: &Model, options: &StreamOptions, api_key: Option<&str>) -> Vec<(String, String)> {
+pub(crate) fn headers(model: &Model, options: &StreamOptions, api_key: Option<&str>) -> Vec<(String, String)> {
     let mut headers: Vec<(String, String)> = Vec::new();
     let mut set = |name: &str, value: &str| {
         headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
@@ -51,7 +51,7 @@ pub fn headers(model: &Model, options: &StreamOptions, api_key: Option<&str>) ->
 }
 
 /// The JSON body of a streaming chat-completions request.
-pub fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOptions, compat: &Compat) -> Value {
+pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOptions, compat: &Compat) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), Value::String(model.id.clone()));
     body.insert("messages".into(), Value::Array(messages(model, context, compat)));
@@ -114,7 +114,7 @@ pub fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOptions, co
 
 /// `tool_choice`: a string for auto/none/required, `{type:"function", function:{name}}` to force
 /// one tool.
-pub fn tool_choice(choice: &ToolChoice) -> Value {
+pub(crate) fn tool_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Auto => json!("auto"),
         ToolChoice::None => json!("none"),
@@ -182,7 +182,7 @@ fn image_part(data: &str, mime_type: &str) -> Value {
 }
 
 /// The `messages` array.
-pub fn messages(model: &Model, context: &LlmContext<'_>, compat: &Compat) -> Vec<Value> {
+pub(crate) fn messages(model: &Model, context: &LlmContext<'_>, compat: &Compat) -> Vec<Value> {
     let accepts_images = model.input.iter().any(|kind| kind == "image");
     let prepared: Vec<Cow<'_, AgentMessage>> = prepare_messages(context.messages);
     let mut out = Vec::with_capacity(prepared.len() + 1);

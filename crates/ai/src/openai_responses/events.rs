@@ -27,7 +27,7 @@ use pi_agent_core::{AssistantMessageEvent, StopReason, Usage};
 use serde_json::Value;
 
 use crate::builder::MessageBuilder;
-use crate::driver::{Flow, WireProtocol};
+use crate::driver::{Flow, ProtocolError, WireProtocol};
 use crate::sse::SseEvent;
 
 /// Longest excerpt of bad data quoted in an error.
@@ -300,7 +300,7 @@ impl ResponsesProtocol {
         event: &Value,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProtocolError> {
         let Some(item) = event.get("item") else {
             return Ok(());
         };
@@ -365,7 +365,7 @@ impl ResponsesProtocol {
         reason: StopReason,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProtocolError> {
         for item in self.items.iter_mut().filter(|item| item.open) {
             item.open = false;
             match item.kind {
@@ -374,7 +374,7 @@ impl ResponsesProtocol {
                 Kind::ToolCall => match builder.tool_call_end(&item.key) {
                     Ok(event) => out.push(event),
                     Err(_) if reason == StopReason::Length => {}
-                    Err(error) => return Err(error),
+                    Err(error) => return Err(error.into()),
                 },
             }
         }
@@ -396,7 +396,7 @@ impl ResponsesProtocol {
         event: &Value,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<StopReason, String> {
+    ) -> Result<StopReason, ProtocolError> {
         let response = event.get("response");
         self.set_response_id(response, builder);
         if let Some(usage) = response.and_then(|r| r.get("usage")).filter(|u| u.is_object()) {
@@ -424,10 +424,20 @@ impl ResponsesProtocol {
                     .and_then(|d| str_field(d, "reason"));
                 match why {
                     None | Some("max_output_tokens") => StopReason::Length,
-                    Some(other) => return Err(format!("openai stopped the response (incomplete: {other})")),
+                    Some(other) => {
+                        return Err(ProtocolError::Stopped {
+                            provider: "openai".to_owned(),
+                            field: "incomplete",
+                            reason: other.to_owned(),
+                        });
+                    }
                 }
             }
-            Some("failed" | "cancelled") => return Err(failure_text(response)),
+            Some("failed" | "cancelled") => {
+                return Err(ProtocolError::Reported {
+                    message: failure_text(response),
+                });
+            }
             _ => StopReason::Stop,
         };
         self.close_open(reason, builder, out)?;
@@ -441,7 +451,7 @@ impl WireProtocol for ResponsesProtocol {
         event: SseEvent,
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<Flow, String> {
+    ) -> Result<Flow, ProtocolError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(Flow::Continue);
@@ -449,8 +459,11 @@ impl WireProtocol for ResponsesProtocol {
         if data == "[DONE]" {
             return self.on_body_end(builder, out).map(Flow::Finished);
         }
-        let value: Value = serde_json::from_str(data)
-            .map_err(|error| format!("Malformed SSE data from openai: {error} (data: {})", excerpt(data)))?;
+        let value: Value = serde_json::from_str(data).map_err(|error| ProtocolError::Malformed {
+            provider: "openai".to_owned(),
+            error,
+            data: Some(excerpt(data)),
+        })?;
         let kind = str_field(&value, "type").or(event.event.as_deref()).unwrap_or_default();
         match kind {
             "response.created" | "response.in_progress" => self.set_response_id(value.get("response"), builder),
@@ -465,8 +478,16 @@ impl WireProtocol for ResponsesProtocol {
             "response.completed" | "response.done" | "response.incomplete" => {
                 return self.on_completed(&value, builder, out).map(Flow::Finished);
             }
-            "response.failed" => return Err(failure_text(value.get("response"))),
-            "error" => return Err(error_text(&value)),
+            "response.failed" => {
+                return Err(ProtocolError::Reported {
+                    message: failure_text(value.get("response")),
+                });
+            }
+            "error" => {
+                return Err(ProtocolError::Reported {
+                    message: error_text(&value),
+                });
+            }
             _ => {}
         }
         Ok(Flow::Continue)
@@ -476,8 +497,11 @@ impl WireProtocol for ResponsesProtocol {
         &mut self,
         _builder: &mut MessageBuilder,
         _out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<StopReason, String> {
-        Err("The response from openai ended before it was complete (no response.completed event)".to_owned())
+    ) -> Result<StopReason, ProtocolError> {
+        Err(ProtocolError::Incomplete {
+            provider: "openai".to_owned(),
+            missing: "no response.completed event",
+        })
     }
 }
 
@@ -505,7 +529,9 @@ mod tests {
                 data: event.to_string(),
                 id: None,
             };
-            flow = protocol.on_event(sse, builder, &mut out)?;
+            flow = protocol
+                .on_event(sse, builder, &mut out)
+                .map_err(|error| error.to_string())?;
         }
         Ok(flow)
     }
@@ -574,7 +600,7 @@ mod tests {
             data: "{\"delta\": oops".into(),
             id: None,
         };
-        let error = protocol.on_event(bad, &mut builder, &mut out).unwrap_err();
+        let error = protocol.on_event(bad, &mut builder, &mut out).unwrap_err().to_string();
         assert!(error.starts_with("Malformed SSE data from openai: "), "{error}");
     }
 }

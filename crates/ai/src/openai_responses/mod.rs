@@ -1,8 +1,8 @@
 //! The `openai-responses` wire API: `POST {baseUrl}/responses` with `stream: true`.
 //!
-//! OpenAI's Responses API (also served by Azure, OpenRouter and some local servers). [`request`]
-//! builds the body from the agent transcript the way pi-ai's `openai-responses` provider does;
-//! [`events`] maps the streamed `response.*` events onto pi's assistant-message events.
+//! OpenAI's Responses API (also served by Azure, OpenRouter and some local servers). [`prepare`]
+//! builds the request from the agent transcript the way pi-ai's `openai-responses` provider does;
+//! [`ResponsesProtocol`] maps the streamed `response.*` events onto pi's assistant-message events.
 //!
 //! Conventions shared by both directions, as pi stores them:
 //!
@@ -17,7 +17,7 @@
 //! # async fn demo() {
 //! use futures::StreamExt;
 //! use pi_agent_core::{AgentMessage, LlmContext, Model, StreamOptions};
-//! use pi_ai::http::HttpClient;
+//! use pi_ai::HttpClient;
 //!
 //! let model = Model {
 //!     id: "gpt-5-mini".into(),
@@ -37,13 +37,15 @@
 //! # }
 //! ```
 
-pub mod events;
-pub mod request;
+mod events;
+mod request;
 
 use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamOptions};
 
 use crate::driver::{self, PreparedRequest};
 use crate::http::HttpClient;
+
+pub use events::ResponsesProtocol;
 
 /// The `api` value of this wire API.
 pub const API: &str = "openai-responses";

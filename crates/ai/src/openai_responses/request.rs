@@ -43,7 +43,7 @@ const MAX_ID_CHARS: usize = 64;
 
 /// The request headers: `authorization: Bearer <key>` when there is a key, then the model's and
 /// the call's headers (later ones replace earlier ones of the same name, ignoring case).
-pub fn headers(model: &Model, options: &StreamOptions, api_key: Option<&str>) -> Vec<(String, String)> {
+pub(crate) fn headers(model: &Model, options: &StreamOptions, api_key: Option<&str>) -> Vec<(String, String)> {
     let mut headers: Vec<(String, String)> = Vec::new();
     let mut set = |name: &str, value: &str| {
         headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
@@ -62,7 +62,7 @@ pub fn headers(model: &Model, options: &StreamOptions, api_key: Option<&str>) ->
 }
 
 /// The JSON body of a streaming Responses request.
-pub fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> Value {
+pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), Value::String(model.id.clone()));
     body.insert("input".into(), Value::Array(input(model, context)));
@@ -106,7 +106,7 @@ pub fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOptions) ->
 }
 
 /// `tool_choice`: a string for auto/none/required, `{type: "function", name}` to force one tool.
-pub fn tool_choice(choice: &ToolChoice) -> Value {
+pub(crate) fn tool_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Auto => json!("auto"),
         ToolChoice::None => json!("none"),
@@ -116,7 +116,7 @@ pub fn tool_choice(choice: &ToolChoice) -> Value {
 }
 
 /// The `reasoning.effort` of a level (`max` becomes `xhigh`, the highest the API knows).
-pub fn effort(level: ThinkingLevel) -> &'static str {
+pub(crate) fn effort(level: ThinkingLevel) -> &'static str {
     match level {
         ThinkingLevel::Off => "none",
         ThinkingLevel::Minimal => "minimal",
@@ -128,7 +128,7 @@ pub fn effort(level: ThinkingLevel) -> &'static str {
 }
 
 /// Splits pi's `call_id|item_id` tool-call id; ids of other APIs have no item id.
-pub fn split_call_id(id: &str) -> (&str, Option<&str>) {
+pub(crate) fn split_call_id(id: &str) -> (&str, Option<&str>) {
     match id.split_once('|') {
         Some((call, item)) => (call, Some(item).filter(|item| !item.is_empty())),
         None => (id, None),
@@ -140,7 +140,7 @@ fn image_part(data: &str, mime_type: &str) -> Value {
 }
 
 /// The `input` array.
-pub fn input(model: &Model, context: &LlmContext<'_>) -> Vec<Value> {
+pub(crate) fn input(model: &Model, context: &LlmContext<'_>) -> Vec<Value> {
     let accepts_images = model.input.iter().any(|kind| kind == "image");
     let prepared: Vec<Cow<'_, AgentMessage>> = prepare_messages(context.messages);
     let mut out = Vec::with_capacity(prepared.len() + 1);

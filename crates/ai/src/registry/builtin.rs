@@ -9,7 +9,7 @@ use pi_agent_core::{Model, ModelCost};
 
 /// What pi knows about a provider without configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KnownProvider {
+pub(crate) struct KnownProvider {
     /// Provider name as used in `models.json` and `provider/id` patterns.
     pub name: &'static str,
     /// Environment variable holding its API key.
@@ -38,7 +38,7 @@ const COMPLETIONS: Option<&str> = Some("openai-completions");
 
 /// Providers with a usual API-key variable (pi's environment key table) and, where the API is one
 /// of ours, their default base URL.
-pub const KNOWN_PROVIDERS: &[KnownProvider] = &[
+pub(crate) const KNOWN_PROVIDERS: &[KnownProvider] = &[
     provider(
         "anthropic",
         "ANTHROPIC_API_KEY",
@@ -104,7 +104,7 @@ pub const KNOWN_PROVIDERS: &[KnownProvider] = &[
 ];
 
 /// The known provider called `name`.
-pub fn known_provider(name: &str) -> Option<&'static KnownProvider> {
+pub(crate) fn known_provider(name: &str) -> Option<&'static KnownProvider> {
     KNOWN_PROVIDERS.iter().find(|known| known.name == name)
 }
 
@@ -181,6 +181,6 @@ fn rows(provider_name: &str, rows: &[Row]) -> impl Iterator<Item = Model> {
 }
 
 /// The built-in models: Anthropic's over `anthropic-messages`, OpenAI's over `openai-responses`.
-pub fn builtin_models() -> Vec<Model> {
+pub(crate) fn builtin_models() -> Vec<Model> {
     rows("anthropic", ANTHROPIC).chain(rows("openai", OPENAI)).collect()
 }

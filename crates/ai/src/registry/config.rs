@@ -12,9 +12,9 @@ use serde_json::{Map, Value};
 use super::builtin::known_provider;
 
 /// Default context window of a `models.json` model (pi's default).
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+pub(crate) const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 /// Default output-token limit of a `models.json` model (pi's default).
-pub const DEFAULT_MAX_TOKENS: u64 = 16_384;
+pub(crate) const DEFAULT_MAX_TOKENS: u64 = 16_384;
 
 /// Why a `models.json` could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,7 +237,7 @@ fn position(text: &str, path: &Path) -> (usize, usize) {
 
 /// A provider entry of `models.json` as pi applies it.
 #[derive(Debug, Clone, Default)]
-pub struct ProviderConfig {
+pub(crate) struct ProviderConfig {
     /// `baseUrl`.
     pub base_url: Option<String>,
     /// `api`.
@@ -257,7 +257,7 @@ pub struct ProviderConfig {
 }
 
 /// The parsed file: providers in file order.
-pub type Config = Vec<(String, ProviderConfig)>;
+pub(crate) type Config = Vec<(String, ProviderConfig)>;
 
 struct Checker<'a> {
     file: &'a str,
@@ -460,7 +460,7 @@ impl Checker<'_> {
 }
 
 /// Merges `overrides` into a model's `compat` object, key by key.
-pub fn merge_compat(compat: &mut Option<Value>, overrides: &Map<String, Value>) {
+pub(crate) fn merge_compat(compat: &mut Option<Value>, overrides: &Map<String, Value>) {
     match compat {
         Some(Value::Object(existing)) => {
             for (key, value) in overrides {
@@ -472,14 +472,14 @@ pub fn merge_compat(compat: &mut Option<Value>, overrides: &Map<String, Value>) 
 }
 
 /// Applies `modelOverrides` fields (already checked) to a model.
-pub fn apply_override(model: &mut Model, fields: &Map<String, Value>) {
+pub(crate) fn apply_override(model: &mut Model, fields: &Map<String, Value>) {
     let checker = Checker { file: "", text: "" };
     // The fields were validated when the file was read, so this cannot fail.
     let _ = checker.model_fields(fields, &Path::default(), model);
 }
 
 /// Parses and checks a `models.json` text; `file` names it in errors.
-pub fn parse(text: &str, file: &str) -> Result<Config, RegistryError> {
+pub(crate) fn parse(text: &str, file: &str) -> Result<Config, RegistryError> {
     let document: Value = serde_json::from_str(text).map_err(|error| {
         let full = error.to_string();
         let suffix = format!(" at line {} column {}", error.line(), error.column());
