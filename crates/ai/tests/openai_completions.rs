@@ -1,6 +1,9 @@
 //! The `openai-completions` wire API against a scripted server on 127.0.0.1: request bodies
 //! (insta snapshots), streamed events, tool calls, thinking, usage, retries, errors, abort,
 //! forced tool choice, and a two-turn tool conversation through `run_agent_loop`.
+//!
+//! Longer than 800 lines on purpose: one test per behaviour of the wire API, each a short script
+//! for the mock server; the snapshot names (`openai_completions__*`) are tied to this file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
