@@ -81,4 +81,4 @@ pub use tool::{
     AgentTool, FnTool, OPERATION_ABORTED, ToolContext, ToolError, ToolExecutionMode, ToolResult, ToolUpdateSink,
     TypedTool, typed_tool,
 };
-pub use validate::ToolParameters;
+pub use validate::{ArgumentProblem, ToolParameters, ValidationError};
