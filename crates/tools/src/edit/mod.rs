@@ -222,7 +222,7 @@ fn prepare(absolute: &Path, path: &str, edits: &[Edit], cancel: &CancellationTok
     let (had_bom, content) = strip_bom(&raw);
     let ending = detect_line_ending(content);
     let normalized = normalize_to_lf(content);
-    let new_content = apply_edits(&normalized, edits, path).map_err(ToolError::new)?;
+    let new_content = apply_edits(&normalized, edits, path).map_err(|error| ToolError::new(error.to_string()))?;
     if cancel.is_cancelled() {
         return Err(aborted());
     }

@@ -362,7 +362,7 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .retain(|(running, _)| *running != slot);
-        let reply = result.map(|run| {
+        let reply = result.map_err(|error| error.to_string()).map(|run| {
             let mut data = json!({
                 "output": run.output,
                 "exitCode": run.exit_code,
