@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
 
-use crate::ToolEnv;
+use crate::env::ToolEnv;
 use crate::node::{fs_error, js_number, normalize_path};
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
 

@@ -27,8 +27,8 @@ use pi_agent_core::{OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, T
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::ToolEnv;
 use crate::atomic::write_atomic;
+use crate::env::ToolEnv;
 use crate::mutation_queue::with_file_mutation_queue;
 use crate::node::{fs_error, normalize_path};
 

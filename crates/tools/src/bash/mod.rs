@@ -29,7 +29,7 @@ use pi_agent_core::{Lenient, ToolContext, ToolError, ToolParameters, ToolResult,
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::ToolEnv;
+use crate::env::ToolEnv;
 use output::format_output;
 use process::{Ending, Spec};
 
@@ -128,7 +128,7 @@ impl TypedTool for BashTool {
 
     /// Only `command` can fail to parse (`timeout` is lenient), so every parse error is about it.
     fn parse_arguments(&self, args: Value) -> Result<BashParams, ToolError> {
-        crate::parse_or(args, "Invalid arguments: command must be a string")
+        crate::args::parse_or(args, "Invalid arguments: command must be a string")
     }
 
     fn aborted(&self) -> ToolError {

@@ -34,7 +34,7 @@ use pi_agent_core::{OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, T
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::ToolEnv;
+use crate::env::ToolEnv;
 use diff::{EditDiff, edit_diff};
 use matching::{Edit, apply_edits};
 use text::{BOM, LineEnding, detect_line_ending, normalize_to_lf, restore_line_endings, strip_bom};

@@ -32,8 +32,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::truncate::{TruncationOptions, format_size, truncate_head};
-use crate::{DEFAULT_MAX_BYTES, ToolEnv};
+use crate::env::ToolEnv;
+use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
 use walk::NO_LINE_LIMIT;
 
 use crate::collector::FirstByPath;
@@ -277,7 +277,7 @@ impl TypedTool for FindTool {
 
     /// Only `pattern` can fail to parse (the rest is lenient), so every parse error is about it.
     fn parse_arguments(&self, args: Value) -> Result<FindParams, ToolError> {
-        crate::parse_or(args, "Invalid arguments: pattern must be a string")
+        crate::args::parse_or(args, "Invalid arguments: pattern must be a string")
     }
 
     async fn execute(&self, _call_id: &str, args: FindParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {

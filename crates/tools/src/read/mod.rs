@@ -41,7 +41,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use unicode_normalization::UnicodeNormalization;
 
-use crate::ToolEnv;
+use crate::env::ToolEnv;
 use crate::node::{fs_error, js_number, normalize_path};
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, TruncationOptions, format_size};
 use scan::{Scan, ScanError, Window};
