@@ -33,8 +33,16 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-/// Arguments that a tool's parameter schema rejects; its text is pi's (see the [module
-/// docs](self)), which the model reads as the tool call's error.
+/// Arguments that a tool's parameter schema rejects. Its text, which the model reads as the
+/// tool call's error, is pi's:
+///
+/// ```text
+/// Validation failed for tool "<name>":
+///   - <path>: <message>
+///
+/// Received arguments:
+/// <the original arguments as 2-space JSON>
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{}",
