@@ -3,10 +3,18 @@
 //! Each tool implements [`pi_agent_core::TypedTool`] (and so [`pi_agent_core::AgentTool`]) with
 //! pi's exact name, parameter schema, description, limits, output format and error strings,
 //! because models are trained on them; its arguments arrive as a typed parameter struct
-//! (`read::ReadParams`, `bash::BashParams`, …) read as leniently as pi reads them.
+//! ([`ReadParams`], [`BashParams`], …) read as leniently as pi reads them.
 //! Beyond pi: `grep`, `find` and `ls` need no external programs (they are built on the ripgrep
 //! libraries), and `write` / `edit` replace files atomically and share a per-file
 //! [`mutation_queue`] with every other mutating tool.
+//!
+//! * The tools by name: [`create_tool`], [`create_tools`], [`ALL_TOOLS`], [`DEFAULT_TOOLS`], all
+//!   working in a [`ToolEnv`]; or each tool's own type ([`ReadTool`], [`BashTool`], …).
+//! * The pieces other tools reuse: [`run_command`] (what `bash` runs), [`apply_edits`] (how
+//!   `edit` matches), pi's truncation ([`truncate_head`], [`truncate_tail`], [`format_size`], …),
+//!   [`sniff_image`], and [`FirstByPath`] for parallel searches with a stable result.
+//! * Modules: [`path`] (how model-supplied paths resolve and display), [`atomic`] (atomic
+//!   replacement of one or many files) and [`mutation_queue`] (per-file locking).
 //!
 //! ```
 //! let env = pi_tools::ToolEnv::new(std::env::temp_dir());
@@ -17,21 +25,32 @@
 
 mod args;
 pub mod atomic;
-pub mod bash;
-pub mod collector;
-pub mod edit;
+mod bash;
+mod collector;
+mod edit;
 mod env;
-pub mod find;
-pub mod grep;
-pub mod ls;
+mod find;
+mod grep;
+mod ls;
 pub mod mutation_queue;
-pub mod node;
+mod node;
 pub mod path;
-pub mod read;
+mod read;
 mod registry;
-pub mod truncate;
-pub mod write;
+mod truncate;
+mod write;
 
+pub use bash::{BashParams, BashTool, CommandError, CommandOutput, run_command};
+pub use collector::FirstByPath;
+pub use edit::{Edit, EditError, EditParams, EditTool, apply_edits, normalize_for_fuzzy_match};
 pub use env::ToolEnv;
+pub use find::{FindParams, FindTool};
+pub use grep::{GrepParams, GrepTool};
+pub use ls::{LsParams, LsTool};
+pub use read::{ReadParams, ReadTool, sniff_image};
 pub use registry::{ALL_TOOLS, DEFAULT_TOOLS, UnknownTool, create_tool, create_tools};
-pub use truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH};
+pub use truncate::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, TruncatedBy, TruncationOptions, TruncationResult,
+    format_size, truncate_head, truncate_line, truncate_tail,
+};
+pub use write::{WriteParams, WriteTool};

@@ -10,8 +10,8 @@
 mod support;
 
 use pi_agent_core::ToolContext;
-use pi_tools::edit::matching::{Edit, apply_edits};
-use pi_tools::edit::text::normalize_for_fuzzy_match;
+use pi_tools::normalize_for_fuzzy_match;
+use pi_tools::{Edit, apply_edits};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::{Fixture, Outcome};

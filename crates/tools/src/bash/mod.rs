@@ -9,7 +9,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use pi_agent_core::{AgentTool, ToolContext};
-//! use pi_tools::{ToolEnv, bash::BashTool};
+//! use pi_tools::{BashTool, ToolEnv};
 //!
 //! let tool = BashTool::new(ToolEnv::new("/tmp"));
 //! let args = serde_json::json!({"command": "echo hello", "timeout": 5});

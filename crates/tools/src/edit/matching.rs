@@ -9,7 +9,7 @@
 //! original bytes.
 //!
 //! ```
-//! use pi_tools::edit::matching::{Edit, EditError, apply_edits};
+//! use pi_tools::{Edit, EditError, apply_edits};
 //!
 //! let content = "fn main() {\n    println!(\u{201C}hi\u{201D});   \n}\n";
 //! let edits = [Edit::new("println!(\"hi\");", "println!(\"hello\");")];

@@ -11,7 +11,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use pi_agent_core::{AgentTool, ToolContext};
-//! use pi_tools::{ToolEnv, find::FindTool};
+//! use pi_tools::{FindTool, ToolEnv};
 //!
 //! let tool = FindTool::new(ToolEnv::new("/work/project"));
 //! let args = serde_json::json!({"pattern": "*.rs", "path": "crates"});
@@ -43,7 +43,7 @@ const DESCRIPTION: &str = "Search for files by glob pattern. Returns matching fi
 directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).";
 
 /// Results returned when the model gives no `limit`.
-pub const DEFAULT_LIMIT: usize = 1000;
+pub(crate) const DEFAULT_LIMIT: usize = 1000;
 
 /// pi's `find` tool.
 pub struct FindTool {

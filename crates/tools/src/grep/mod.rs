@@ -9,7 +9,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use pi_agent_core::{AgentTool, ToolContext};
-//! use pi_tools::{ToolEnv, grep::GrepTool};
+//! use pi_tools::{GrepTool, ToolEnv};
 //!
 //! let tool = GrepTool::new(ToolEnv::new("/work/project"));
 //! let args = serde_json::json!({"pattern": "fn main", "glob": "*.rs", "context": 1});
@@ -38,7 +38,7 @@ numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whiche
 truncated to 500 chars.";
 
 /// Matches returned when the model gives no `limit`.
-pub const DEFAULT_LIMIT: usize = 100;
+pub(crate) const DEFAULT_LIMIT: usize = 100;
 
 /// pi's `grep` tool.
 pub struct GrepTool {
