@@ -256,7 +256,7 @@ impl Batch<'_> {
         let raw = tool.prepare_arguments(call.arguments.clone());
         let mut args = match tool.parameters().validate(tool.name(), &raw) {
             Ok(args) => args,
-            Err(message) => return Prepared::Immediate(Finalized::error(message)),
+            Err(error) => return Prepared::Immediate(Finalized::error(error.to_string())),
         };
         if let Some(hook) = &self.config.before_tool_call {
             let ctx = BeforeToolCallContext {

@@ -4,12 +4,14 @@
 //! does — same messages, same events, same dispatch rules, same error texts — so that sessions,
 //! RPC payloads and a model's habits carry over.
 //!
-//! * [`message`]: transcript messages and content blocks with pi's JSON shapes.
-//! * [`model`]: the model boundary, the [`StreamFn`] trait; [`faux`]: a scripted model.
-//! * [`tool`]: the [`AgentTool`] trait, typed tools ([`TypedTool`], [`Lenient`] parameters),
-//!   [`ToolExecutionMode`]; [`validate`]: argument validation with coercion.
-//! * [`mod@agent_loop`]: the loop; [`event`]: its events; [`hooks`]: before/after tool-call hooks.
-//! * [`agent`]: the stateful [`Agent`] with steering and follow-up [`queue`]s.
+//! * Messages: [`AgentMessage`] and its content blocks, with pi's JSON shapes.
+//! * The model boundary: the [`StreamFn`] trait over a [`Model`] and an [`LlmContext`];
+//!   [`faux`]: a scripted model for tests, benchmarks and demos.
+//! * Tools: the [`AgentTool`] trait, typed tools ([`TypedTool`], [`Lenient`] parameters),
+//!   [`ToolExecutionMode`]; [`ToolParameters`]: argument validation with coercion.
+//! * The loop: [`run_agent_loop`] / [`agent_loop`]; its events: [`AgentEvent`]; hooks around
+//!   every tool call: [`BeforeToolCallHook`], [`AfterToolCallHook`].
+//! * The stateful [`Agent`] with steering and follow-up [`MessageQueue`]s.
 //!
 //! ```
 //! use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
@@ -35,21 +37,21 @@
 //! # });
 //! ```
 
-pub mod agent;
-pub mod agent_loop;
-pub mod config;
+mod agent;
+mod agent_loop;
+mod config;
 mod dispatch;
-pub mod event;
+mod event;
 pub mod faux;
-pub mod hooks;
+mod hooks;
 mod lenient;
-pub mod message;
-pub mod model;
+mod message;
+mod model;
 mod names;
-pub mod queue;
+mod queue;
 mod sync;
-pub mod tool;
-pub mod validate;
+mod tool;
+mod validate;
 
 pub use agent::{Agent, AgentError, AgentOptions, AgentState, PromptInput, Subscription};
 pub use agent_loop::{
@@ -81,4 +83,4 @@ pub use tool::{
     AgentTool, FnTool, OPERATION_ABORTED, ToolContext, ToolError, ToolExecutionMode, ToolResult, ToolUpdateSink,
     TypedTool, typed_tool,
 };
-pub use validate::ToolParameters;
+pub use validate::{ArgumentProblem, ToolParameters, ValidationError};

@@ -25,12 +25,58 @@
 //! }));
 //! assert_eq!(params.validate("read", &json!({"limit": "5"})).unwrap(), json!({"limit": 5}));
 //! let err = params.validate("read", &json!({})).unwrap_err();
-//! assert!(err.starts_with("Validation failed for tool \"read\":\n  - limit: "));
+//! assert_eq!(err.problems[0].path, "limit");
+//! assert!(err.to_string().starts_with("Validation failed for tool \"read\":\n  - limit: "));
 //! ```
 
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
+
+/// Arguments that a tool's parameter schema rejects. Its text, which the model reads as the
+/// tool call's error, is pi's:
+///
+/// ```text
+/// Validation failed for tool "<name>":
+///   - <path>: <message>
+///
+/// Received arguments:
+/// <the original arguments as 2-space JSON>
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{}",
+    problem_lines(problems),
+    pretty(arguments)
+)]
+pub struct ValidationError {
+    /// The tool whose arguments they are.
+    pub tool_name: String,
+    /// What is wrong with them, one entry per schema violation.
+    pub problems: Vec<ArgumentProblem>,
+    /// The arguments as received (before coercion).
+    pub arguments: Value,
+}
+
+/// One schema violation in a tool call's arguments: `  - <path>: <message>` in the error text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("  - {path}: {message}")]
+pub struct ArgumentProblem {
+    /// The offending value's place, dot-separated (`edits.0.oldText`); `root` for the whole
+    /// arguments value.
+    pub path: String,
+    /// The validator's message (`"limit" is a required property`, …), or why the schema itself
+    /// could not be compiled.
+    pub message: String,
+}
+
+fn problem_lines(problems: &[ArgumentProblem]) -> String {
+    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+}
+
+fn pretty(arguments: &Value) -> String {
+    serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string())
+}
 
 /// A tool's parameter schema with its lazily compiled validator.
 pub struct ToolParameters {
@@ -97,18 +143,29 @@ impl ToolParameters {
             .map_err(String::as_str)
     }
 
-    /// Coerces and validates `args`, returning the validated copy or pi's error text.
-    pub fn validate(&self, tool_name: &str, args: &Value) -> Result<Value, String> {
+    /// Coerces and validates `args`, returning the validated copy, or what is wrong with them
+    /// (whose text is pi's).
+    pub fn validate(&self, tool_name: &str, args: &Value) -> Result<Value, ValidationError> {
+        let failure = |problems| ValidationError {
+            tool_name: tool_name.to_owned(),
+            problems,
+            arguments: args.clone(),
+        };
         let mut value = args.clone();
         coerce(&self.schema, &mut value);
         let validator = match self.validator() {
             Ok(v) => v,
-            Err(message) => return Err(format_failure(tool_name, &[format!("  - root: {message}")], args)),
+            Err(message) => {
+                return Err(failure(vec![ArgumentProblem {
+                    path: "root".into(),
+                    message: message.to_owned(),
+                }]));
+            }
         };
         if validator.is_valid(&value) {
             return Ok(value);
         }
-        let lines: Vec<String> = validator
+        let problems: Vec<ArgumentProblem> = validator
             .iter_errors(&value)
             .map(|error| {
                 let mut path = pointer_to_dots(error.instance_path().as_str());
@@ -126,19 +183,14 @@ impl ToolParameters {
                 if path.is_empty() {
                     path = "root".into();
                 }
-                format!("  - {path}: {error}")
+                ArgumentProblem {
+                    path,
+                    message: error.to_string(),
+                }
             })
             .collect();
-        Err(format_failure(tool_name, &lines, args))
+        Err(failure(problems))
     }
-}
-
-fn format_failure(tool_name: &str, lines: &[String], args: &Value) -> String {
-    let received = serde_json::to_string_pretty(args).unwrap_or_else(|_| args.to_string());
-    format!(
-        "Validation failed for tool \"{tool_name}\":\n{}\n\nReceived arguments:\n{received}",
-        lines.join("\n")
-    )
 }
 
 /// `/a/0/b~1c` → `a.0.b/c`.
@@ -341,7 +393,8 @@ mod tests {
     fn failure_text_matches_pi() {
         let err = params()
             .validate("read", &json!({"limit": "x", "nested": {}}))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         let expected_head = "Validation failed for tool \"read\":\n";
         assert!(err.starts_with(expected_head), "{err}");
         assert!(err.contains("\n  - path: "), "{err}");
@@ -355,7 +408,7 @@ mod tests {
 
     #[test]
     fn root_errors_say_root() {
-        let err = params().validate("t", &json!("nope")).unwrap_err();
+        let err = params().validate("t", &json!("nope")).unwrap_err().to_string();
         assert!(err.contains("\n  - root: "), "{err}");
     }
 

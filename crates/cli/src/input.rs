@@ -101,7 +101,7 @@ fn read_file_argument(path: &str, cwd: &Path) -> Result<(String, Option<ContentB
             message: error.to_string(),
         },
     })?;
-    if let Some(mime) = pi_tools::read::sniff_image(&bytes) {
+    if let Some(mime) = pi_tools::sniff_image(&bytes) {
         let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
         let image = ContentBlock::Image(ImageContent {
             data,

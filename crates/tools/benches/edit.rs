@@ -18,8 +18,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use pi_agent_core::{AgentTool, ToolContext};
+use pi_tools::EditTool;
 use pi_tools::ToolEnv;
-use pi_tools::edit::EditTool;
 use serde_json::{Value, json};
 
 /// A file of `size` bytes (about) of numbered lines; one line near the end uses smart quotes.

@@ -11,8 +11,8 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use pi_agent_core::{AgentTool, ToolContext};
+use pi_tools::ReadTool;
 use pi_tools::ToolEnv;
-use pi_tools::read::ReadTool;
 
 const GIB: u64 = 1024 * 1024 * 1024;
 const MIB: u64 = 1024 * 1024;

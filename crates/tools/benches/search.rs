@@ -14,9 +14,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pi_agent_core::{AgentTool, ContentBlock, ToolContext};
+use pi_tools::FindTool;
+use pi_tools::GrepTool;
 use pi_tools::ToolEnv;
-use pi_tools::find::FindTool;
-use pi_tools::grep::GrepTool;
 use serde_json::{Value, json};
 
 /// The ratio to rg/fd the budget allows (SPEC §8).

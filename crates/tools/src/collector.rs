@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use std::path::{Path, PathBuf};
-//! use pi_tools::collector::FirstByPath;
+//! use pi_tools::FirstByPath;
 //!
 //! let kept = FirstByPath::new(2);
 //! kept.add(PathBuf::from("/r/c"), 1, "c");

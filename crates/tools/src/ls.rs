@@ -14,7 +14,7 @@
 //! std::fs::create_dir(dir.path().join("src")).unwrap();
 //! std::fs::write(dir.path().join("README.md"), "").unwrap();
 //! std::fs::write(dir.path().join(".env"), "").unwrap();
-//! let ls = pi_tools::ls::LsTool::new(pi_tools::ToolEnv::new(dir.path()));
+//! let ls = pi_tools::LsTool::new(pi_tools::ToolEnv::new(dir.path()));
 //! let result = ls.execute("call-1", serde_json::json!({}), ToolContext::detached()).await.unwrap();
 //! assert_eq!(result.content[0].as_text(), Some(".env\nREADME.md\nsrc/"));
 //! # });
@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::canonical_combining_class;
 
-use crate::ToolEnv;
+use crate::env::ToolEnv;
 use crate::node::{fs_error, js_number, normalize_path};
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
 
@@ -41,10 +41,10 @@ const DESCRIPTION: &str = "List directory contents. Returns entries sorted alpha
 directories. Includes dotfiles. Output is truncated to 500 entries or 50KB (whichever is hit first).";
 
 /// Entries listed when the model gives no `limit` (pi: 500).
-pub const DEFAULT_LIMIT: f64 = 500.0;
+pub(crate) const DEFAULT_LIMIT: f64 = 500.0;
 
 /// Error for a `limit` that is zero, negative or not finite.
-pub const INVALID_LIMIT: &str = "Invalid limit: must be a positive number";
+pub(crate) const INVALID_LIMIT: &str = "Invalid limit: must be a positive number";
 
 /// pi truncates ls output by bytes only (`maxLines: Number.MAX_SAFE_INTEGER`).
 const MAX_SAFE_INTEGER: usize = 9_007_199_254_740_991;

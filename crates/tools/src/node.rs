@@ -1,19 +1,6 @@
 //! What Node.js would print or compute, for the places where pi shows it to the model verbatim:
 //! fs error messages (`ENOENT: no such file or directory, access '/abs/path'`), `path.resolve`'s
 //! lexical normalisation, and JavaScript's number-to-text conversion.
-//!
-//! ```
-//! use std::path::Path;
-//! use pi_tools::node::{fs_error, js_number, normalize_path};
-//!
-//! let missing = std::io::Error::from_raw_os_error(2);
-//! assert_eq!(
-//!     fs_error(&missing, "access", Some(Path::new("/w/a.txt"))),
-//!     "ENOENT: no such file or directory, access '/w/a.txt'"
-//! );
-//! assert_eq!(normalize_path(Path::new("/w/./a/../b")), Path::new("/w/b"));
-//! assert_eq!(js_number(5.0), "5");
-//! ```
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -21,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use nix::errno::Errno;
 
 /// The errno name of an OS error (`ENOENT`, `EACCES`, …), if it carries one.
-pub fn error_code(error: &io::Error) -> Option<String> {
+pub(crate) fn error_code(error: &io::Error) -> Option<String> {
     let errno = Errno::from_raw(error.raw_os_error()?);
     if errno == Errno::UnknownErrno {
         return None;
@@ -62,7 +49,7 @@ fn describe(errno: Errno) -> String {
 
 /// A Node-style fs error message: `<CODE>: <description>, <syscall> '<path>'` (the path part only
 /// when given). Errors without an OS error code fall back to their own text.
-pub fn fs_error(error: &io::Error, syscall: &str, path: Option<&Path>) -> String {
+pub(crate) fn fs_error(error: &io::Error, syscall: &str, path: Option<&Path>) -> String {
     let Some(raw) = error.raw_os_error() else {
         return error.to_string();
     };
@@ -80,7 +67,7 @@ pub fn fs_error(error: &io::Error, syscall: &str, path: Option<&Path>) -> String
 /// Lexical normalisation as Node's `path.resolve` does it: `.` segments dropped, `..` removes
 /// the previous segment (never above the root), no trailing separator. Symlinks are not
 /// consulted, exactly like Node.
-pub fn normalize_path(path: &Path) -> PathBuf {
+pub(crate) fn normalize_path(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -102,7 +89,7 @@ pub fn normalize_path(path: &Path) -> PathBuf {
 }
 
 /// A number as JavaScript's `String(n)` prints it: `5`, `2.5`, `1e+21`, `1e-7`.
-pub fn js_number(value: f64) -> String {
+pub(crate) fn js_number(value: f64) -> String {
     if value.is_nan() {
         return "NaN".to_owned();
     }
@@ -126,6 +113,20 @@ pub fn js_number(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The helpers at a glance (the example the module documentation used to carry).
+    #[test]
+    fn module_example() {
+        use std::path::Path;
+
+        let missing = std::io::Error::from_raw_os_error(2);
+        assert_eq!(
+            fs_error(&missing, "access", Some(Path::new("/w/a.txt"))),
+            "ENOENT: no such file or directory, access '/w/a.txt'"
+        );
+        assert_eq!(normalize_path(Path::new("/w/./a/../b")), Path::new("/w/b"));
+        assert_eq!(js_number(5.0), "5");
+    }
 
     #[test]
     fn messages_look_like_node() {

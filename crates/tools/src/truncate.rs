@@ -6,7 +6,7 @@
 //! end of that line (on a UTF-8 boundary) with `last_line_partial`.
 //!
 //! ```
-//! use pi_tools::truncate::{TruncationOptions, truncate_head, format_size};
+//! use pi_tools::{TruncationOptions, format_size, truncate_head};
 //!
 //! let text = (1..=3000).map(|i| i.to_string()).collect::<Vec<_>>().join("\n");
 //! let cut = truncate_head(&text, TruncationOptions::default());

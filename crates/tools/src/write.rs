@@ -11,7 +11,7 @@
 //! use pi_agent_core::{AgentTool, ToolContext};
 //!
 //! let dir = tempfile::tempdir().unwrap();
-//! let write = pi_tools::write::WriteTool::new(pi_tools::ToolEnv::new(dir.path()));
+//! let write = pi_tools::WriteTool::new(pi_tools::ToolEnv::new(dir.path()));
 //! let args = serde_json::json!({"path": "notes/hello.txt", "content": "héllo\n"});
 //! let result = write.execute("call-1", args, ToolContext::detached()).await.unwrap();
 //! assert_eq!(result.content[0].as_text(), Some("Successfully wrote 6 bytes to notes/hello.txt"));
@@ -27,8 +27,8 @@ use pi_agent_core::{OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, T
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::ToolEnv;
 use crate::atomic::write_atomic;
+use crate::env::ToolEnv;
 use crate::mutation_queue::with_file_mutation_queue;
 use crate::node::{fs_error, normalize_path};
 

@@ -10,8 +10,8 @@
 mod support;
 
 use pi_agent_core::ToolContext;
-use pi_tools::edit::matching::{Edit, apply_edits};
-use pi_tools::edit::text::normalize_for_fuzzy_match;
+use pi_tools::normalize_for_fuzzy_match;
+use pi_tools::{Edit, apply_edits};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::{Fixture, Outcome};
@@ -534,7 +534,7 @@ proptest! {
         let Some((edits, expected)) = pick_edits(&content, &picks) else { return Ok(()) };
         let result = apply_edits(&content, &edits, "f.txt");
         if expected == content {
-            prop_assert!(result.unwrap_err().starts_with("No changes made to f.txt."));
+            prop_assert!(result.unwrap_err().to_string().starts_with("No changes made to f.txt."));
         } else {
             prop_assert_eq!(result.unwrap(), expected);
         }

@@ -19,7 +19,7 @@ use ast_grep_language::{Language, SupportLang};
 use tokio_util::sync::CancellationToken;
 
 use super::files::display;
-use pi_tools::collector::FirstByPath;
+use pi_tools::FirstByPath;
 
 use super::pool::{Aborted, run_parallel};
 

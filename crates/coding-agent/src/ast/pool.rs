@@ -2,7 +2,7 @@
 //!
 //! [`run_parallel`] runs a job per candidate file on scoped threads (one per core) that take the
 //! candidates in index (= path) order and stop between files when the call is cancelled; the engine
-//! keeps results in pi-tools' [`FirstByPath`](pi_tools::collector::FirstByPath), so a capped result is
+//! keeps results in pi-tools' [`FirstByPath`](pi_tools::FirstByPath), so a capped result is
 //! the same on every run whichever thread finished first.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

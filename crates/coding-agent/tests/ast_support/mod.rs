@@ -130,7 +130,7 @@ impl Fixture {
         let prepared = tool.prepare_arguments(args);
         let args = match tool.parameters().validate(tool.name(), &prepared) {
             Ok(args) => args,
-            Err(message) => return Outcome::Err(message, None),
+            Err(error) => return Outcome::Err(error.to_string(), None),
         };
         match tool.execute("call-1", args, ctx).await {
             Ok(result) => Outcome::Ok(result),

@@ -9,7 +9,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use pi_agent_core::{AgentTool, ToolContext};
-//! use pi_tools::{ToolEnv, bash::BashTool};
+//! use pi_tools::{BashTool, ToolEnv};
 //!
 //! let tool = BashTool::new(ToolEnv::new("/tmp"));
 //! let args = serde_json::json!({"command": "echo hello", "timeout": 5});
@@ -21,6 +21,7 @@
 mod output;
 mod process;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -28,7 +29,7 @@ use pi_agent_core::{Lenient, ToolContext, ToolError, ToolParameters, ToolResult,
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::ToolEnv;
+use crate::env::ToolEnv;
 use output::format_output;
 use process::{Ending, Spec};
 
@@ -127,7 +128,7 @@ impl TypedTool for BashTool {
 
     /// Only `command` can fail to parse (`timeout` is lenient), so every parse error is about it.
     fn parse_arguments(&self, args: Value) -> Result<BashParams, ToolError> {
-        crate::parse_or(args, "Invalid arguments: command must be a string")
+        crate::args::parse_or(args, "Invalid arguments: command must be a string")
     }
 
     fn aborted(&self) -> ToolError {
@@ -141,7 +142,7 @@ impl TypedTool for BashTool {
         let limit = timeout.and_then(|seconds| Duration::try_from_secs_f64(seconds).ok());
         let run = run_command(&self.env, command, limit, &ctx.cancel, ctx.updates.clone())
             .await
-            .map_err(ToolError::new)?;
+            .map_err(|error| ToolError::new(error.to_string()))?;
         let text = if run.output.is_empty() {
             "(no output)".to_owned()
         } else {
@@ -193,26 +194,42 @@ pub struct CommandOutput {
     /// How the output was truncated, when it was.
     pub truncation: Option<crate::truncate::TruncationResult>,
     /// The file holding the whole output, when it was truncated.
-    pub full_output_path: Option<std::path::PathBuf>,
+    pub full_output_path: Option<PathBuf>,
+}
+
+/// Why [`run_command`] could not run a command; the texts are pi's.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The working directory is gone.
+    #[error("Working directory does not exist: {}\nCannot execute bash commands.", cwd.display())]
+    MissingCwd {
+        /// The working directory.
+        cwd: PathBuf,
+    },
+    /// The shell could not be started.
+    #[error("Failed to run {}: {source}", shell.display())]
+    Spawn {
+        /// The shell.
+        shell: PathBuf,
+        /// Why it did not start.
+        source: std::io::Error,
+    },
 }
 
 /// Runs `command` the way the `bash` tool does (the environment's shell and prefix, its own
 /// process group, output merged, truncated and logged, partial results streamed to `updates`),
 /// for callers that need the pieces rather than the tool's text — such as the RPC `bash` command.
-/// The error is the text of a command that could not start.
+/// The error is a command that could not start.
 pub async fn run_command(
     env: &ToolEnv,
     command: &str,
     timeout: Option<Duration>,
     cancel: &tokio_util::sync::CancellationToken,
     updates: pi_agent_core::ToolUpdateSink,
-) -> Result<CommandOutput, String> {
+) -> Result<CommandOutput, CommandError> {
     let cwd = env.cwd();
     if !tokio::fs::try_exists(cwd).await.unwrap_or(false) {
-        return Err(format!(
-            "Working directory does not exist: {}\nCannot execute bash commands.",
-            cwd.display()
-        ));
+        return Err(CommandError::MissingCwd { cwd: cwd.to_owned() });
     }
     let full_command = match env.shell_command_prefix.as_deref() {
         Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
@@ -228,7 +245,10 @@ pub async fn run_command(
     };
     let mut run = process::run(spec, cancel, updates)
         .await
-        .map_err(|error| format!("Failed to run {}: {error}", shell.display()))?;
+        .map_err(|source| CommandError::Spawn {
+            shell: shell.clone(),
+            source,
+        })?;
     let full_output = run.log.finish().await;
     let truncation = run.output.snapshot();
     let last_line_bytes = run.output.last_line_bytes();

@@ -348,7 +348,7 @@ mod tests {
             acc.push(&line);
             full.push_str(&line);
         }
-        assert!(acc.text.len() <= 4 * (2 * crate::DEFAULT_MAX_BYTES + 8));
+        assert!(acc.text.len() <= 4 * (2 * crate::truncate::DEFAULT_MAX_BYTES + 8));
         assert_eq!(acc.snapshot(), truncate_tail(&full, TruncationOptions::default()));
     }
 

@@ -6,20 +6,6 @@
 //! number) and ` <n> <text>` (context, old line number); numbers are right-aligned to the width
 //! of the larger file's line count, and ` <blank> ...` stands for skipped unchanged lines before,
 //! between and after the changes.
-//!
-//! ```
-//! use pi_tools::edit::diff::edit_diff;
-//!
-//! let old: String = (1..=12).map(|i| format!("line {i}\n")).collect();
-//! let new = old.replace("line 7\n", "line seven\n");
-//! let diff = edit_diff("notes.txt", &old, &new);
-//! assert_eq!(diff.first_changed_line, Some(7));
-//! assert_eq!(
-//!     diff.diff,
-//!     "    ...\n  3 line 3\n  4 line 4\n  5 line 5\n  6 line 6\n- 7 line 7\n+ 7 line seven\n  8 line 8\n  9 line 9\n 10 line 10\n 11 line 11\n    ..."
-//! );
-//! assert!(diff.patch.starts_with("--- notes.txt\n+++ notes.txt\n@@ -3,9 +3,9 @@\n line 3\n"));
-//! ```
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -29,14 +15,14 @@ use similar::{Algorithm, DiffOp, capture_diff_deadline, group_diff_ops};
 use super::text::count_newlines;
 
 /// Lines of unchanged context around each change, in both views.
-pub const CONTEXT_LINES: usize = 4;
+pub(super) const CONTEXT_LINES: usize = 4;
 
 /// How long the line diff may search for a minimal diff before settling for a coarser one.
 const DIFF_DEADLINE: Duration = Duration::from_secs(2);
 
 /// What `details` reports about an edit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EditDiff {
+pub(super) struct EditDiff {
     /// pi's display diff with line numbers.
     pub diff: String,
     /// Unified patch (`--- path`, `+++ path`, `@@ -a,b +c,d @@` hunks).
@@ -209,7 +195,7 @@ impl<'a> std::ops::Index<usize> for Lines<'a> {
 /// window is widened (in the end to the whole text) until the diff leaves at least
 /// [`CONTEXT_LINES`] unchanged lines inside it on each side, or reaches the text's edge, because
 /// the line diff may place an ambiguous change a little off the first and last differing bytes.
-pub fn edit_diff(path: &str, old: &str, new: &str) -> EditDiff {
+pub(super) fn edit_diff(path: &str, old: &str, new: &str) -> EditDiff {
     let mut margin = CONTEXT_LINES;
     while margin <= MAX_MARGIN {
         if let Some(diff) = diff_in(path, old, new, window(old, new, margin), true) {
@@ -372,6 +358,23 @@ fn unified_patch(path: &str, groups: &[Vec<DiffOp>], old: &Lines<'_>, new: &Line
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The helpers at a glance (the example the module documentation used to carry).
+    #[test]
+    fn module_example() {
+        let old: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 7\n", "line seven\n");
+        let diff = edit_diff("notes.txt", &old, &new);
+        assert_eq!(diff.first_changed_line, Some(7));
+        assert_eq!(
+            diff.diff,
+            "    ...\n  3 line 3\n  4 line 4\n  5 line 5\n  6 line 6\n- 7 line 7\n+ 7 line seven\n  8 line 8\n  9 line 9\n 10 line 10\n 11 line 11\n    ..."
+        );
+        assert!(
+            diff.patch
+                .starts_with("--- notes.txt\n+++ notes.txt\n@@ -3,9 +3,9 @@\n line 3\n")
+        );
+    }
 
     fn numbered(range: std::ops::RangeInclusive<usize>) -> String {
         range.map(|i| format!("l{i}\n")).collect()

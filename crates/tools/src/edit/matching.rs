@@ -9,7 +9,7 @@
 //! original bytes.
 //!
 //! ```
-//! use pi_tools::edit::matching::{Edit, apply_edits};
+//! use pi_tools::{Edit, EditError, apply_edits};
 //!
 //! let content = "fn main() {\n    println!(\u{201C}hi\u{201D});   \n}\n";
 //! let edits = [Edit::new("println!(\"hi\");", "println!(\"hello\");")];
@@ -17,7 +17,8 @@
 //! assert_eq!(new, "fn main() {\n    println!(\"hello\");\n}\n");
 //!
 //! let err = apply_edits(content, &[Edit::new("missing", "x")], "main.rs").unwrap_err();
-//! assert!(err.starts_with("Could not find the exact text in main.rs."));
+//! assert!(matches!(err, EditError::NotFound { index: 0, .. }));
+//! assert!(err.to_string().starts_with("Could not find the exact text in main.rs."));
 //! ```
 
 use std::borrow::Cow;
@@ -44,6 +45,64 @@ impl Edit {
             new_text: new_text.into(),
         }
     }
+}
+
+/// Why [`apply_edits`] applied nothing. Its text is pi's, word for word; `index` is the
+/// position in `edits[]` and `total` their number (one edit is worded without an index).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    /// An `oldText` is empty.
+    #[error("{}", empty_old_text(path, *index, *total))]
+    EmptyOldText {
+        /// The file, as named in the text.
+        path: String,
+        /// The edit.
+        index: usize,
+        /// How many edits there are.
+        total: usize,
+    },
+    /// An `oldText` is not in the file.
+    #[error("{}", not_found(path, *index, *total))]
+    NotFound {
+        /// The file, as named in the text.
+        path: String,
+        /// The edit.
+        index: usize,
+        /// How many edits there are.
+        total: usize,
+    },
+    /// An `oldText` is in the file more than once.
+    #[error("{}", duplicate(path, *index, *total, *occurrences))]
+    Duplicate {
+        /// The file, as named in the text.
+        path: String,
+        /// The edit.
+        index: usize,
+        /// How many edits there are.
+        total: usize,
+        /// How often its text occurs.
+        occurrences: usize,
+    },
+    /// Two edits' matches overlap.
+    #[error(
+        "edits[{first}] and edits[{second}] overlap in {path}. Merge them into one edit or target disjoint regions."
+    )]
+    Overlap {
+        /// The file, as named in the text.
+        path: String,
+        /// The edit whose match comes first.
+        first: usize,
+        /// The edit whose match overlaps it.
+        second: usize,
+    },
+    /// The replacements leave the content as it was.
+    #[error("{}", no_change(path, *total))]
+    NoChange {
+        /// The file, as named in the text.
+        path: String,
+        /// How many edits there are.
+        total: usize,
+    },
 }
 
 fn not_found(path: &str, index: usize, total: usize) -> String {
@@ -78,12 +137,6 @@ fn empty_old_text(path: &str, index: usize, total: usize) -> String {
     }
 }
 
-fn overlap(path: &str, first: usize, second: usize) -> String {
-    format!(
-        "edits[{first}] and edits[{second}] overlap in {path}. Merge them into one edit or target disjoint regions."
-    )
-}
-
 fn no_change(path: &str, total: usize) -> String {
     if total == 1 {
         format!(
@@ -113,14 +166,18 @@ impl Match {
 ///
 /// An `oldText` made only of whitespace has an empty fuzzy form; it matches exactly or not at
 /// all (pi would find its empty fuzzy form everywhere).
-pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, String> {
+pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, EditError> {
     let total = edits.len();
     let edits: Vec<(Cow<'_, str>, Cow<'_, str>)> = edits
         .iter()
         .map(|edit| (normalize_to_lf(&edit.old_text), normalize_to_lf(&edit.new_text)))
         .collect();
     if let Some(index) = edits.iter().position(|(old, _)| old.is_empty()) {
-        return Err(empty_old_text(path, index, total));
+        return Err(EditError::EmptyOldText {
+            path: path.to_owned(),
+            index,
+            total,
+        });
     }
     let fuzzy_olds: Vec<Cow<'_, str>> = edits.iter().map(|(old, _)| normalize_for_fuzzy_match(old)).collect();
 
@@ -149,7 +206,11 @@ pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, 
             None => None,
         };
         let Some((start, len)) = found else {
-            return Err(not_found(path, edit_index, total));
+            return Err(EditError::NotFound {
+                path: path.to_owned(),
+                index: edit_index,
+                total,
+            });
         };
         let occurrences = if fuzzy_old.is_empty() {
             base.matches(old.as_ref()).count()
@@ -161,7 +222,12 @@ pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, 
             fuzzy_base.matches(fuzzy_old.as_ref()).count()
         };
         if occurrences > 1 {
-            return Err(duplicate(path, edit_index, total, occurrences));
+            return Err(EditError::Duplicate {
+                path: path.to_owned(),
+                index: edit_index,
+                total,
+                occurrences,
+            });
         }
         matches.push(Match { edit_index, start, len });
     }
@@ -169,7 +235,11 @@ pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, 
     matches.sort_by_key(|m| m.start);
     for pair in matches.windows(2) {
         if pair[0].end() > pair[1].start {
-            return Err(overlap(path, pair[0].edit_index, pair[1].edit_index));
+            return Err(EditError::Overlap {
+                path: path.to_owned(),
+                first: pair[0].edit_index,
+                second: pair[1].edit_index,
+            });
         }
     }
 
@@ -180,7 +250,10 @@ pub fn apply_edits(content: &str, edits: &[Edit], path: &str) -> Result<String, 
         splice(base, 0, &matches, &new_texts)
     };
     if new_content == content {
-        return Err(no_change(path, total));
+        return Err(EditError::NoChange {
+            path: path.to_owned(),
+            total,
+        });
     }
     Ok(new_content)
 }
@@ -330,7 +403,7 @@ mod tests {
 
     fn apply(content: &str, edits: &[(&str, &str)]) -> Result<String, String> {
         let edits: Vec<Edit> = edits.iter().map(|(old, new)| Edit::new(*old, *new)).collect();
-        apply_edits(content, &edits, "f.txt")
+        apply_edits(content, &edits, "f.txt").map_err(|error| error.to_string())
     }
 
     #[test]

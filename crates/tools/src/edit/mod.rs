@@ -10,7 +10,7 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! use pi_agent_core::{AgentTool, ToolContext};
-//! use pi_tools::{ToolEnv, edit::EditTool};
+//! use pi_tools::{EditTool, ToolEnv};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
@@ -22,9 +22,9 @@
 //! # });
 //! ```
 
-pub mod diff;
-pub mod matching;
-pub mod text;
+mod diff;
+mod matching;
+mod text;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -34,10 +34,12 @@ use pi_agent_core::{OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, T
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::ToolEnv;
+use crate::env::ToolEnv;
 use diff::{EditDiff, edit_diff};
-use matching::{Edit, apply_edits};
 use text::{BOM, LineEnding, detect_line_ending, normalize_to_lf, restore_line_endings, strip_bom};
+
+pub use matching::{Edit, EditError, apply_edits};
+pub use text::normalize_for_fuzzy_match;
 
 /// The description pi gives the model.
 const DESCRIPTION: &str = "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, \
@@ -45,7 +47,7 @@ non-overlapping region of the original file. If two changes affect the same bloc
 one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.";
 
 /// Error text of a call without replacements.
-pub const INVALID_INPUT: &str = "Edit tool input is invalid. edits must contain at least one replacement.";
+pub(crate) const INVALID_INPUT: &str = "Edit tool input is invalid. edits must contain at least one replacement.";
 
 /// pi's `edit` tool.
 pub struct EditTool {
@@ -85,20 +87,7 @@ impl EditTool {
 /// pi's `prepareArguments` for `edit`: an `edits` array sent as a JSON string is parsed, and a
 /// legacy top-level `oldText` / `newText` pair is moved to the end of `edits`. Anything else is
 /// left as it is (validation reports it).
-///
-/// ```
-/// use pi_tools::edit::prepare_edit_arguments;
-/// use serde_json::json;
-///
-/// let legacy = json!({"path": "a.txt", "oldText": "a", "newText": "b"});
-/// assert_eq!(
-///     prepare_edit_arguments(legacy),
-///     json!({"path": "a.txt", "edits": [{"oldText": "a", "newText": "b"}]})
-/// );
-/// let stringified = json!({"path": "a.txt", "edits": "[{\"oldText\":\"a\",\"newText\":\"b\"}]"});
-/// assert_eq!(prepare_edit_arguments(stringified)["edits"][0]["newText"], "b");
-/// ```
-pub fn prepare_edit_arguments(args: Value) -> Value {
+pub(crate) fn prepare_edit_arguments(args: Value) -> Value {
     let Value::Object(mut map) = args else {
         return args;
     };
@@ -123,7 +112,8 @@ pub fn prepare_edit_arguments(args: Value) -> Value {
     Value::Object(map)
 }
 
-/// The arguments of an `edit` call (after [`prepare_edit_arguments`]).
+/// The arguments of an `edit` call (after pi's `prepareArguments`, which [`EditTool`] applies:
+/// `edits` sent as a JSON string, or a legacy top-level `oldText` / `newText` pair).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 pub struct EditParams {
     /// Path to the file to edit (relative or absolute).
@@ -222,7 +212,7 @@ fn prepare(absolute: &Path, path: &str, edits: &[Edit], cancel: &CancellationTok
     let (had_bom, content) = strip_bom(&raw);
     let ending = detect_line_ending(content);
     let normalized = normalize_to_lf(content);
-    let new_content = apply_edits(&normalized, edits, path).map_err(ToolError::new)?;
+    let new_content = apply_edits(&normalized, edits, path).map_err(|error| ToolError::new(error.to_string()))?;
     if cancel.is_cancelled() {
         return Err(aborted());
     }
@@ -308,6 +298,20 @@ impl TypedTool for EditTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The helpers at a glance (the example the module documentation used to carry).
+    #[test]
+    fn prepare_edit_arguments_example() {
+        use serde_json::json;
+
+        let legacy = json!({"path": "a.txt", "oldText": "a", "newText": "b"});
+        assert_eq!(
+            prepare_edit_arguments(legacy),
+            json!({"path": "a.txt", "edits": [{"oldText": "a", "newText": "b"}]})
+        );
+        let stringified = json!({"path": "a.txt", "edits": "[{\"oldText\":\"a\",\"newText\":\"b\"}]"});
+        assert_eq!(prepare_edit_arguments(stringified)["edits"][0]["newText"], "b");
+    }
 
     #[test]
     fn stringified_edits_are_parsed() {

@@ -1,24 +1,16 @@
 //! Text preparation for `edit`: the UTF-8 byte-order mark, line endings, and the fuzzy
 //! normalisation under which an `oldText` may still match.
-//!
-//! ```
-//! use pi_tools::edit::text::{LineEnding, detect_line_ending, normalize_for_fuzzy_match, normalize_to_lf};
-//!
-//! assert_eq!(detect_line_ending("a\r\nb\n"), LineEnding::CrLf);
-//! assert_eq!(normalize_to_lf("a\r\nb\rc"), "a\nb\nc");
-//! assert_eq!(normalize_for_fuzzy_match("say \u{201C}hi\u{201D}  \nx\u{00A0}\u{2014}y"), "say \"hi\"\nx -y");
-//! ```
 
 use std::borrow::Cow;
 
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
 /// The UTF-8 byte-order mark as a character.
-pub const BOM: char = '\u{FEFF}';
+pub(super) const BOM: char = '\u{FEFF}';
 
 /// The line ending a file is written back with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineEnding {
+pub(super) enum LineEnding {
     /// `\n`.
     Lf,
     /// `\r\n`.
@@ -26,7 +18,7 @@ pub enum LineEnding {
 }
 
 /// Splits a leading byte-order mark off `text`: `(had_bom, rest)`.
-pub fn strip_bom(text: &str) -> (bool, &str) {
+pub(super) fn strip_bom(text: &str) -> (bool, &str) {
     match text.strip_prefix(BOM) {
         Some(rest) => (true, rest),
         None => (false, text),
@@ -35,7 +27,7 @@ pub fn strip_bom(text: &str) -> (bool, &str) {
 
 /// The file's line ending: CRLF when its first line break is a CRLF (the first CRLF comes before
 /// the first bare LF), LF otherwise (also when there is no line break at all).
-pub fn detect_line_ending(text: &str) -> LineEnding {
+pub(super) fn detect_line_ending(text: &str) -> LineEnding {
     match text.find('\n') {
         Some(index) if index > 0 && text.as_bytes()[index - 1] == b'\r' => LineEnding::CrLf,
         _ => LineEnding::Lf,
@@ -43,7 +35,7 @@ pub fn detect_line_ending(text: &str) -> LineEnding {
 }
 
 /// Turns every CRLF, and every CR left alone, into LF (as pi does).
-pub fn normalize_to_lf(text: &str) -> Cow<'_, str> {
+pub(super) fn normalize_to_lf(text: &str) -> Cow<'_, str> {
     if !text.contains('\r') {
         return Cow::Borrowed(text);
     }
@@ -62,7 +54,7 @@ pub fn normalize_to_lf(text: &str) -> Cow<'_, str> {
 }
 
 /// Writes LF-normalised `text` back with `ending`.
-pub fn restore_line_endings(text: &str, ending: LineEnding) -> Cow<'_, str> {
+pub(super) fn restore_line_endings(text: &str, ending: LineEnding) -> Cow<'_, str> {
     match ending {
         LineEnding::CrLf if text.contains('\n') => Cow::Owned(text.replace('\n', "\r\n")),
         _ => Cow::Borrowed(text),
@@ -153,7 +145,7 @@ pub fn normalize_for_fuzzy_match(text: &str) -> Cow<'_, str> {
 }
 
 /// Number of `\n` in `text` (a vectorisable count, several times faster than iterating matches).
-pub fn count_newlines(text: &str) -> usize {
+pub(super) fn count_newlines(text: &str) -> usize {
     text.as_bytes()
         .chunks(255)
         .map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'))))
@@ -163,6 +155,17 @@ pub fn count_newlines(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The helpers at a glance (the example the module documentation used to carry).
+    #[test]
+    fn module_example() {
+        assert_eq!(detect_line_ending("a\r\nb\n"), LineEnding::CrLf);
+        assert_eq!(normalize_to_lf("a\r\nb\rc"), "a\nb\nc");
+        assert_eq!(
+            normalize_for_fuzzy_match("say \u{201C}hi\u{201D}  \nx\u{00A0}\u{2014}y"),
+            "say \"hi\"\nx -y"
+        );
+    }
 
     #[test]
     fn bom_is_split_off() {

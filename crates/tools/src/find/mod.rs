@@ -11,7 +11,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use pi_agent_core::{AgentTool, ToolContext};
-//! use pi_tools::{ToolEnv, find::FindTool};
+//! use pi_tools::{FindTool, ToolEnv};
 //!
 //! let tool = FindTool::new(ToolEnv::new("/work/project"));
 //! let args = serde_json::json!({"pattern": "*.rs", "path": "crates"});
@@ -32,8 +32,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::truncate::{TruncationOptions, format_size, truncate_head};
-use crate::{DEFAULT_MAX_BYTES, ToolEnv};
+use crate::env::ToolEnv;
+use crate::truncate::{DEFAULT_MAX_BYTES, TruncationOptions, format_size, truncate_head};
 use walk::NO_LINE_LIMIT;
 
 use crate::collector::FirstByPath;
@@ -43,7 +43,7 @@ const DESCRIPTION: &str = "Search for files by glob pattern. Returns matching fi
 directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).";
 
 /// Results returned when the model gives no `limit`.
-pub const DEFAULT_LIMIT: usize = 1000;
+pub(crate) const DEFAULT_LIMIT: usize = 1000;
 
 /// pi's `find` tool.
 pub struct FindTool {
@@ -277,7 +277,7 @@ impl TypedTool for FindTool {
 
     /// Only `pattern` can fail to parse (the rest is lenient), so every parse error is about it.
     fn parse_arguments(&self, args: Value) -> Result<FindParams, ToolError> {
-        crate::parse_or(args, "Invalid arguments: pattern must be a string")
+        crate::args::parse_or(args, "Invalid arguments: pattern must be a string")
     }
 
     async fn execute(&self, _call_id: &str, args: FindParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {

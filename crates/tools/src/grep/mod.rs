@@ -9,7 +9,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use pi_agent_core::{AgentTool, ToolContext};
-//! use pi_tools::{ToolEnv, grep::GrepTool};
+//! use pi_tools::{GrepTool, ToolEnv};
 //!
 //! let tool = GrepTool::new(ToolEnv::new("/work/project"));
 //! let args = serde_json::json!({"pattern": "fn main", "glob": "*.rs", "context": 1});
@@ -27,9 +27,9 @@ use pi_agent_core::{Lenient, OPERATION_ABORTED, ToolContext, ToolError, ToolPara
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::env::ToolEnv;
 use crate::find::walk::{self, NO_LINE_LIMIT};
-use crate::truncate::{TruncationOptions, format_size, truncate_head};
-use crate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, ToolEnv};
+use crate::truncate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, TruncationOptions, format_size, truncate_head};
 use search::{FileMatches, Query};
 
 /// The description pi gives the model.
@@ -38,7 +38,7 @@ numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whiche
 truncated to 500 chars.";
 
 /// Matches returned when the model gives no `limit`.
-pub const DEFAULT_LIMIT: usize = 100;
+pub(crate) const DEFAULT_LIMIT: usize = 100;
 
 /// pi's `grep` tool.
 pub struct GrepTool {
@@ -230,7 +230,7 @@ impl TypedTool for GrepTool {
 
     /// Only `pattern` can fail to parse (the rest is lenient), so every parse error is about it.
     fn parse_arguments(&self, args: Value) -> Result<GrepParams, ToolError> {
-        crate::parse_or(args, "Invalid arguments: pattern must be a string")
+        crate::args::parse_or(args, "Invalid arguments: pattern must be a string")
     }
 
     async fn execute(&self, _call_id: &str, args: GrepParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {

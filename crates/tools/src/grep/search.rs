@@ -17,9 +17,9 @@ use ignore::WalkState;
 use ignore::overrides::{Override, OverrideBuilder};
 use tokio_util::sync::CancellationToken;
 
-use crate::GREP_MAX_LINE_LENGTH;
 use crate::collector::FirstByPath;
 use crate::find::walk;
+use crate::truncate::GREP_MAX_LINE_LENGTH;
 use crate::truncate::truncate_line;
 
 /// What the model asked to search for.

@@ -11,7 +11,7 @@ pub(crate) const SNIFF_BYTES: usize = 32;
 /// bytes; `None` for anything else. The first 32 bytes are enough.
 ///
 /// ```
-/// use pi_tools::read::sniff_image;
+/// use pi_tools::sniff_image;
 /// assert_eq!(sniff_image(b"GIF89a\x01\x00"), Some("image/gif"));
 /// assert_eq!(sniff_image(b"plain text"), None);
 /// ```

@@ -14,7 +14,7 @@
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
-//! let read = pi_tools::read::ReadTool::new(pi_tools::ToolEnv::new(dir.path()));
+//! let read = pi_tools::ReadTool::new(pi_tools::ToolEnv::new(dir.path()));
 //! let args = serde_json::json!({"path": "a.txt", "offset": 2, "limit": 1});
 //! let result = read.execute("call-1", args, ToolContext::detached()).await.unwrap();
 //! assert_eq!(
@@ -41,7 +41,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use unicode_normalization::UnicodeNormalization;
 
-use crate::ToolEnv;
+use crate::env::ToolEnv;
 use crate::node::{fs_error, js_number, normalize_path};
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, TruncationOptions, format_size};
 use scan::{Scan, ScanError, Window};
@@ -52,7 +52,7 @@ Images are sent as attachments. For text files, output is truncated to 2000 line
 Use offset/limit for large files. When you need the full file, continue with offset until complete.";
 
 /// Error for a `limit` that is zero, negative or not finite.
-pub const INVALID_LIMIT: &str = "Invalid limit: must be a positive number";
+pub(crate) const INVALID_LIMIT: &str = "Invalid limit: must be a positive number";
 
 /// The `read` tool.
 pub struct ReadTool {

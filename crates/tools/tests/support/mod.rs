@@ -132,7 +132,11 @@ impl Fixture {
         let prepared = tool.prepare_arguments(args);
         let args = match tool.parameters().validate(tool.name(), &prepared) {
             Ok(args) => args,
-            Err(message) => return Outcome { result: Err(message) },
+            Err(error) => {
+                return Outcome {
+                    result: Err(error.to_string()),
+                };
+            }
         };
         let result = tool
             .execute("call-1", args, ctx)

@@ -346,12 +346,12 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
             let output: String = partial.content.iter().filter_map(|b| b.as_text()).collect();
             writer.line(&json!({"type": "bash_execution_update", "id": update_id, "output": output}));
         });
-        let result = pi_tools::bash::run_command(&env, &text, None, &cancel, updates).await;
+        let result = pi_tools::run_command(&env, &text, None, &cancel, updates).await;
         rpc.bash
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .retain(|(running, _)| *running != slot);
-        let reply = result.map(|run| {
+        let reply = result.map_err(|error| error.to_string()).map(|run| {
             let mut data = json!({
                 "output": run.output,
                 "exitCode": run.exit_code,
