@@ -246,8 +246,9 @@ pub fn transpile_cached(file: &Path, dir: &Path) -> Result<(TranspiledModule, Ve
 }
 
 /// The file relative `specifier` of `from` names, resolved as the host's resolve hook does: as
-/// written, else with `.js` swapped for `.ts` (`.mjs` → `.mts`, `.cjs` → `.cts`), else with
-/// [`TRY_SUFFIXES`]. `None` for a package specifier or a file that is not there.
+/// written, else with `.js` swapped for `.ts` (`.mjs` → `.mts`, `.cjs` → `.cts`), else with the
+/// suffixes host.mjs tries (`.ts`, `.mts`, `.js`, …, `/index.ts`, …). `None` for a package
+/// specifier or a file that is not there.
 pub fn resolve_relative(specifier: &str, from: &Path) -> Option<PathBuf> {
     let relative = specifier.starts_with("./") || specifier.starts_with("../");
     let base = if relative {
