@@ -2,7 +2,7 @@
 //! OpenAI-compatible server on 127.0.0.1), in each of their forms: native Rust (the `pi` command
 //! run in-process with the example factories, exactly as `examples/pi_native_tools.rs` runs it), a
 //! process speaking the stdio protocol (`tool.json`), and pi's TypeScript (`index.ts`, through the
-//! Node host; skipped with a printed reason when no Node ≥ 22.6 is installed, unless
+//! Node host; skipped with a printed reason when no Node ≥ 20.6 is installed, unless
 //! `PI_REQUIRE_NODE` is set — `.ci/run` installs one and sets it).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -336,14 +336,12 @@ impl SessionBuilder {
         };
         let reserved: Vec<String> = session.tool_registry().iter().map(|t| t.name().to_owned()).collect();
         let reserved: Vec<&str> = reserved.iter().map(String::as_str).collect();
-        let loaded: CustomTools = load_all(
-            &self.factories,
-            &locations,
-            &self.settings.mcp_servers,
-            &session.tool_api(),
-            &reserved,
-        )
-        .await;
+        let mut api = session.tool_api();
+        if let Some(paths) = &self.paths {
+            api = api.with_cache_dir(paths.cache_dir());
+        }
+        let loaded: CustomTools =
+            load_all(&self.factories, &locations, &self.settings.mcp_servers, &api, &reserved).await;
         let (names, more_errors) = session.add_custom_tools(&loaded);
         let mut errors = loaded.errors;
         errors.extend(more_errors);

@@ -62,6 +62,11 @@ impl AgentPaths {
         self.agent_dir.join("tools")
     }
 
+    /// pi's caches, `cache/` (transpiled TypeScript of custom tools in `cache/ts/`).
+    pub fn cache_dir(&self) -> PathBuf {
+        self.agent_dir.join("cache")
+    }
+
     /// The global context file, `AGENTS.md`.
     pub fn global_context_file(&self) -> PathBuf {
         self.agent_dir.join("AGENTS.md")

@@ -55,6 +55,7 @@ pub struct ToolApi {
     cwd: PathBuf,
     pending: Option<PendingActionStore>,
     ui: UiSlot,
+    cache_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for ToolApi {
@@ -86,7 +87,21 @@ impl ToolApi {
             cwd: cwd.into(),
             pending: None,
             ui: Arc::new(RwLock::new(Arc::new(NoUi))),
+            cache_dir: None,
         }
+    }
+
+    /// Keeps what loading tools produces (pi's transpiled TypeScript, in `ts/`) under `dir`: pi
+    /// uses `<agent dir>/cache`. Without it, a directory in the OS temp directory.
+    #[must_use]
+    pub fn with_cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// The cache directory set with [`ToolApi::with_cache_dir`].
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.cache_dir.as_deref()
     }
 
     /// Pushes pending actions onto `store`.

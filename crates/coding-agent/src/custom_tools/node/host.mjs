@@ -13,15 +13,19 @@
 // `@mariozechner/pi-ai`, `@mariozechner/pi-tui`) resolve here to small shims defined in this file,
 // through a Node module-resolution hook. The same file is therefore loaded twice in the
 // `module.register` case (Node.js before 22.15): as the host (no query), and as the hook module
-// (`?pi-hooks`) in Node's loader thread, where only the exported `resolve` hook is used and nothing
-// else runs. With `module.registerHooks` (22.15 and newer) the hooks run in the host's own thread.
+// (`?pi-hooks`) in Node's loader thread, where only the exported `initialize`, `resolve` and `load`
+// hooks are used and nothing else runs. With `module.registerHooks` (22.15 and newer) the hooks run
+// in the host's own thread.
+//
+// TypeScript never reaches Node as such: pi transpiles it (custom_tools/node/transpile.rs) and the
+// load hook serves the transpiled ES module under the `.ts` file's URL (see `TS_MODULES_ENV`).
 //
 // Nothing but protocol messages is ever written to stdout: `console.log` and `process.stdout.write`
 // of the tool go to stderr.
 
 import { spawn } from "node:child_process";
 import { AsyncLocalStorage } from "node:async_hooks";
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import * as nodeModule from "node:module";
 import { resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
@@ -416,8 +420,49 @@ const SHIMS_GLOBAL = Symbol.for("pi-tool-host.shims");
 /** Whether `require` of pi's packages is served (with `module.registerHooks`, which sees it). */
 let requireShims = false;
 
-/** The load hook of `module.registerHooks`: serves the shims to CommonJS `require`. */
-function load(url, context, nextLoad) {
+/** The environment variable through which pi hands over its transpiled TypeScript: a JSON object
+ *  mapping each TypeScript file of the tool (its real path) to the ES module pi transpiled it to
+ *  (`<cache>/<hash>.mjs`, with an inline source map). */
+const TS_MODULES_ENV = "PI_TS_MODULES";
+
+/** The transpiled TypeScript, by file path (see `TS_MODULES_ENV`); set in each thread that runs
+ *  the hooks (the host's, and the loader thread's through `initialize`). */
+let tsModules = {};
+
+/** Whether `path` names a TypeScript file. */
+function isTypeScript(path) {
+  return /\.(m|c)?ts$/.test(path) && !/\.d\.(m|c)?ts$/.test(path);
+}
+
+/**
+ * The source of TypeScript file `url`: pi's transpiled ES module, served under the file's own URL
+ * (relative imports, packages and `import.meta.url` work as in the file; the format is `module`
+ * whatever the project's package.json says); `undefined` for any other URL.
+ */
+function loadTypeScript(url) {
+  if (!url.startsWith("file:")) return undefined;
+  const path = fileURLToPath(url);
+  if (!isTypeScript(path)) return undefined;
+  const output = tsModules[path];
+  if (output === undefined) {
+    throw new Error(
+      `${path} was not transpiled by pi: pi transpiles a tool's entry and the TypeScript files it imports ` +
+        `with a literal relative specifier (import … from "./file")`,
+    );
+  }
+  return { format: "module", source: readFileSync(output, "utf8"), shortCircuit: true };
+}
+
+/** The loader thread's start (`module.register` only): receives the transpiled TypeScript. */
+export function initialize(data) {
+  tsModules = data?.tsModules ?? {};
+}
+
+/** The load hook (both `module.registerHooks` and `module.register`): serves pi's transpiled
+ *  TypeScript, and the shims to CommonJS `require` (`module.registerHooks` only). */
+export function load(url, context, nextLoad) {
+  const typescript = loadTypeScript(url);
+  if (typescript !== undefined) return typescript;
   const prefix = HOST_URL + REQUIRE_SHIM_SUFFIX;
   if (!url.startsWith(prefix) || !url.endsWith(".cjs")) return nextLoad(url, context);
   const id = JSON.stringify(url.slice(prefix.length, -".cjs".length));
@@ -428,12 +473,19 @@ function load(url, context, nextLoad) {
 /** Installs the hooks: in-thread with `module.registerHooks` (Node 22.15+; `import` and
  *  `require`), else in Node's loader thread with `module.register` (Node 20.6+; `import` only). */
 function installHooks() {
+  try {
+    tsModules = JSON.parse(process.env[TS_MODULES_ENV] ?? "{}") ?? {};
+  } catch {
+    tsModules = {};
+  }
+  // Not for the processes the tool starts.
+  delete process.env[TS_MODULES_ENV];
   if (typeof nodeModule.registerHooks === "function") {
     globalThis[SHIMS_GLOBAL] = SHIMS;
     requireShims = true;
     nodeModule.registerHooks({ resolve, load });
   } else if (typeof nodeModule.register === "function") {
-    nodeModule.register(HOST_URL + HOOKS_QUERY);
+    nodeModule.register(HOST_URL + HOOKS_QUERY, { data: { tsModules } });
   } else {
     throw new Error(`Node.js ${process.versions.node} cannot run pi tools: it needs module.register (Node.js 20.6 or newer)`);
   }

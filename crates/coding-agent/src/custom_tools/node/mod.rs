@@ -4,9 +4,11 @@
 //! The host (`host.mjs`) is shipped inside the crate ([`HOST_SOURCE`]) and written, once per
 //! content, to a cache file ([`host_file`]). [`load`] finds `node` ([`find_node`]: `PI_NODE`, else
 //! `node` on `PATH`), asks it its version once ([`NodeVersion`]), checks that it can run the entry
-//! (Node.js 22.6 or newer for TypeScript, which runs through Node's type stripping; 20.6 or newer
-//! for JavaScript, for the module-resolution hooks that map pi's packages to the host's shims),
-//! and hands the command ([`process_spec`]) to the process-tool runtime.
+//! (Node.js 20.6 or newer, as pi 0.73's `engines`: the module hooks that map pi's packages to the
+//! host's shims need `module.register`), transpiles a TypeScript entry and the TypeScript files it
+//! imports ([`transpile`]: oxc, cached by content hash, served by the host's load hook, so no
+//! Node type stripping is needed and the project's `package.json` `"type"` does not matter), and
+//! hands the command ([`process_spec`]) to the process-tool runtime.
 
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -21,6 +23,9 @@ use super::{CustomTool, ToolApi};
 
 #[cfg(test)]
 mod tests;
+pub mod transpile;
+
+pub use transpile::{TranspileError, TranspiledModule};
 
 /// The Node host: a JavaScript module speaking the process protocol for one tool module.
 pub const HOST_SOURCE: &str = include_str!("host.mjs");
@@ -31,8 +36,13 @@ pub const NODE_ENV: &str = "PI_NODE";
 /// The oldest Node.js that runs JavaScript tools (`module.register`).
 pub const MIN_NODE_JS: NodeVersion = NodeVersion::new(20, 6, 0);
 
-/// The oldest Node.js that runs TypeScript tools (`--experimental-strip-types`).
-pub const MIN_NODE_TS: NodeVersion = NodeVersion::new(22, 6, 0);
+/// The oldest Node.js that runs TypeScript tools: the same as for JavaScript, since pi transpiles
+/// TypeScript itself ([`transpile`]) and Node only runs the output.
+pub const MIN_NODE_TS: NodeVersion = MIN_NODE_JS;
+
+/// The environment variable through which the host's load hook gets the transpiled TypeScript
+/// ([`transpile::module_map`]).
+pub const TS_MODULES_ENV: &str = "PI_TS_MODULES";
 
 /// A call's time limit (`execute`, `pendingAction.*`), as for process tools without a `timeout`.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -88,7 +98,7 @@ impl std::fmt::Display for NodeVersion {
 /// What language a tool module is written in, from its extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScriptKind {
-    /// `.ts`, `.mts`, `.cts`: needs type stripping.
+    /// `.ts`, `.mts`, `.cts`: transpiled by pi before Node runs it.
     TypeScript,
     /// Anything else (`.js`, `.mjs`, `.cjs`).
     JavaScript,
@@ -146,12 +156,11 @@ pub enum NodeError {
     },
     /// A TypeScript tool and a `node` older than [`MIN_NODE_TS`].
     #[error(
-        "{} is TypeScript, which needs Node.js {} or newer (it runs with --experimental-strip-types); {} is {version}. \
-         Install a newer Node.js or set {NODE_ENV} to one (a JavaScript tool runs with Node.js {} or newer)",
+        "{} is TypeScript, which needs Node.js {} or newer (pi transpiles it; the host needs module.register); \
+         {} is {version}. Install a newer Node.js or set {NODE_ENV} to one",
         .entry.display(),
         MIN_NODE_TS.short(),
-        .node.display(),
-        MIN_NODE_JS.short()
+        .node.display()
     )]
     TooOldForTypeScript {
         /// The tool module.
@@ -210,6 +219,9 @@ pub enum NodeError {
         #[source]
         source: std::io::Error,
     },
+    /// A TypeScript file of the tool could not be transpiled (or its output not cached).
+    #[error(transparent)]
+    Transpile(#[from] TranspileError),
     /// The blocking task that looks for `node` and writes the host failed (panicked).
     #[error("Cannot prepare the Node host: {source}")]
     Prepare {
@@ -292,12 +304,12 @@ pub fn check_version(version: NodeVersion, node: &Path, entry: &Path) -> Result<
 
 /// The flags `node` runs the host with, for a `kind` entry on Node.js `version`:
 ///
-/// - TypeScript: `--experimental-strip-types`, and `--experimental-transform-types` where it exists
-///   (22.7 to 25) so that `enum`s and parameter properties work as under pi;
-/// - `--experimental-detect-module` before 22.7 (20.10 and newer), so an ES-module `.js` or `.ts`
-///   file needs no `package.json` `"type": "module"`;
+/// - TypeScript: `--enable-source-maps`, so that a stack trace names the `.ts` line through the
+///   inline source map of the transpiled module (no type-stripping flag: pi transpiles);
+/// - `--experimental-detect-module` before 22.7 (20.10 and newer), so an ES-module `.js` file
+///   needs no `package.json` `"type": "module"`;
 /// - `--disable-warning=ExperimentalWarning` and `--disable-warning=MODULE_TYPELESS_PACKAGE_JSON`
-///   (the warnings of type stripping and module detection) where `--disable-warning` exists (20.11,
+///   (the warnings of module hooks and module detection) where `--disable-warning` exists (20.11,
 ///   21.3 and newer).
 pub fn node_flags(version: NodeVersion, kind: ScriptKind) -> Vec<String> {
     let v = |major, minor| NodeVersion::new(major, minor, 0);
@@ -307,10 +319,7 @@ pub fn node_flags(version: NodeVersion, kind: ScriptKind) -> Vec<String> {
         flags.push("--disable-warning=MODULE_TYPELESS_PACKAGE_JSON".to_owned());
     }
     if kind == ScriptKind::TypeScript {
-        flags.push("--experimental-strip-types".to_owned());
-        if version >= v(22, 7) && version < v(26, 0) {
-            flags.push("--experimental-transform-types".to_owned());
-        }
+        flags.push("--enable-source-maps".to_owned());
     }
     if version >= v(20, 10) && version < v(22, 7) {
         flags.push("--experimental-detect-module".to_owned());
@@ -435,9 +444,19 @@ fn ensure_host_file(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Nod
 /// Reads an environment variable (`std::env::var` in pi; a fixed map in tests).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
+/// Where transpiled TypeScript is cached: `<cache_dir>/ts` (pi's `<agent dir>/cache/ts`), or
+/// without a cache directory `pi-ts-cache` in the OS temp directory.
+pub fn ts_cache_dir(cache_dir: Option<&Path>) -> PathBuf {
+    match cache_dir {
+        Some(dir) => dir.join("ts"),
+        None => std::env::temp_dir().join("pi-ts-cache"),
+    }
+}
+
 /// The command that runs `entry` in the Node host, with the environment read through `env`:
-/// finds `node`, checks its version, writes the host file.
-pub async fn prepare(entry: &Path, env: EnvLookup) -> Result<ProcessSpec, NodeError> {
+/// finds `node`, checks its version, writes the host file and, for a TypeScript entry,
+/// transpiles it and the TypeScript files it imports into `<cache_dir>/ts` ([`ts_cache_dir`]).
+pub async fn prepare(entry: &Path, env: EnvLookup, cache_dir: Option<&Path>) -> Result<ProcessSpec, NodeError> {
     let entry_owned = entry.to_path_buf();
     let (node, host) = tokio::task::spawn_blocking(move || {
         let node = find_node(&*env, &entry_owned)?;
@@ -448,8 +467,19 @@ pub async fn prepare(entry: &Path, env: EnvLookup) -> Result<ProcessSpec, NodeEr
     .map_err(|source| NodeError::Prepare { source })??;
     let version = node_version(&node).await?;
     check_version(version, &node, entry)?;
+    let mut spec = process_spec(&node, version, &host, entry);
+    if ScriptKind::of(entry) == ScriptKind::TypeScript {
+        let (entry, dir) = (entry.to_path_buf(), ts_cache_dir(cache_dir));
+        let modules = tokio::task::spawn_blocking(move || transpile::transpile_graph(&entry, &dir))
+            .await
+            .map_err(|source| NodeError::Prepare { source })??;
+        let transpiled = modules.iter().filter(|m| !m.cached).count();
+        tracing::debug!(modules = modules.len(), transpiled, "TypeScript ready");
+        spec.env
+            .insert(TS_MODULES_ENV.to_owned(), transpile::module_map(&modules));
+    }
     tracing::debug!(node = %node.display(), %version, "starting the Node host");
-    Ok(process_spec(&node, version, &host, entry))
+    Ok(spec)
 }
 
 /// Loads the pi TypeScript / JavaScript tool module `entry`: runs it in the Node host and returns
@@ -457,7 +487,8 @@ pub async fn prepare(entry: &Path, env: EnvLookup) -> Result<ProcessSpec, NodeEr
 pub async fn load(entry: &Path, api: &ToolApi) -> Result<Vec<Arc<dyn CustomTool>>, NodeError> {
     let span = tracing::info_span!("node_tool", entry = %entry.display());
     async {
-        let spec = prepare(entry, Arc::new(|name: &str| std::env::var(name).ok())).await?;
+        let env: EnvLookup = Arc::new(|name: &str| std::env::var(name).ok());
+        let spec = prepare(entry, env, api.cache_dir()).await?;
         Ok(load_spec(spec, api).await?)
     }
     .instrument(span)

@@ -1,8 +1,9 @@
 //! Tests of the Node host: the command construction and version logic of `node::load`, and
 //! `host.mjs` itself driven over pipes with hand-written JSON-RPC lines. A test that needs `node`
-//! (22.6 or newer for TypeScript) prints `skipped: <why>` and returns when there is none, unless
+//! (20.6 or newer) prints `skipped: <why>` and returns when there is none, unless
 //! `PI_REQUIRE_NODE` is set: then a missing or too old `node` fails it. `.ci/run` provides one
-//! (`PI_NODE`) and sets `PI_REQUIRE_NODE`.
+//! (`PI_NODE`) and sets `PI_REQUIRE_NODE`, and runs these tests twice: with the newest LTS and
+//! with Node.js 20.
 //!
 //! Longer than 800 lines on purpose: every host scenario drives the same pipe harness defined
 //! here, and the tests read best beside it; `node/mod.rs` itself stays small.
@@ -41,8 +42,9 @@ fn versions_parse_and_compare() {
         assert_eq!(NodeVersion::parse(bad), None, "{bad:?}");
     }
     assert!(v(22, 10, 0) > v(22, 6, 0));
-    assert!(MIN_NODE_TS > MIN_NODE_JS);
-    assert_eq!(MIN_NODE_TS.to_string(), "v22.6.0");
+    // pi 0.73's `engines`: Node.js 20.6 or newer, for TypeScript too (pi transpiles it).
+    assert_eq!(MIN_NODE_TS, MIN_NODE_JS);
+    assert_eq!(MIN_NODE_TS.to_string(), "v20.6.0");
 }
 
 #[test]
@@ -53,7 +55,7 @@ fn script_kinds() {
     for js in ["index.js", "tool.mjs", "tool.cjs"] {
         assert_eq!(ScriptKind::of(Path::new(js)), ScriptKind::JavaScript);
     }
-    assert_eq!(ScriptKind::TypeScript.min_node(), v(22, 6, 0));
+    assert_eq!(ScriptKind::TypeScript.min_node(), v(20, 6, 0));
     assert_eq!(ScriptKind::JavaScript.min_node(), v(20, 6, 0));
 }
 
@@ -61,7 +63,7 @@ fn script_kinds() {
 fn flags_follow_the_node_version() {
     let ts = ScriptKind::TypeScript;
     let js = ScriptKind::JavaScript;
-    let cases: [(NodeVersion, ScriptKind, &[&str]); 9] = [
+    let cases: [(NodeVersion, ScriptKind, &[&str]); 8] = [
         (v(20, 6, 0), js, &[]),
         (v(20, 10, 0), js, &["--experimental-detect-module"]),
         (
@@ -73,24 +75,15 @@ fn flags_follow_the_node_version() {
                 "--experimental-detect-module",
             ],
         ),
+        (v(20, 6, 0), ts, &["--enable-source-maps"]),
         (
             v(22, 6, 0),
             ts,
             &[
                 "--disable-warning=ExperimentalWarning",
                 "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
-                "--experimental-strip-types",
+                "--enable-source-maps",
                 "--experimental-detect-module",
-            ],
-        ),
-        (
-            v(22, 7, 0),
-            ts,
-            &[
-                "--disable-warning=ExperimentalWarning",
-                "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
-                "--experimental-strip-types",
-                "--experimental-transform-types",
             ],
         ),
         (
@@ -102,22 +95,12 @@ fn flags_follow_the_node_version() {
             ],
         ),
         (
-            v(25, 9, 0),
-            ts,
-            &[
-                "--disable-warning=ExperimentalWarning",
-                "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
-                "--experimental-strip-types",
-                "--experimental-transform-types",
-            ],
-        ),
-        (
             v(26, 10, 0),
             ts,
             &[
                 "--disable-warning=ExperimentalWarning",
                 "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
-                "--experimental-strip-types",
+                "--enable-source-maps",
             ],
         ),
         (v(21, 0, 0), js, &["--experimental-detect-module"]),
@@ -132,14 +115,14 @@ fn old_nodes_are_refused_with_what_is_needed() {
     let node = Path::new("/usr/bin/node");
     let ts = Path::new("/tools/todo/index.ts");
     let js = Path::new("/tools/todo/index.js");
-    assert_eq!(check_version(v(22, 6, 0), node, ts).map_err(|e| e.to_string()), Ok(()));
+    assert_eq!(check_version(v(20, 6, 0), node, ts).map_err(|e| e.to_string()), Ok(()));
+    assert_eq!(check_version(v(20, 20, 2), node, ts).map_err(|e| e.to_string()), Ok(()));
     assert_eq!(check_version(v(20, 6, 0), node, js).map_err(|e| e.to_string()), Ok(()));
     assert_eq!(
-        check_version(v(20, 20, 2), node, ts).map_err(|e| e.to_string()),
+        check_version(v(20, 5, 1), node, ts).map_err(|e| e.to_string()),
         Err(
-            "/tools/todo/index.ts is TypeScript, which needs Node.js 22.6 or newer (it runs with \
-             --experimental-strip-types); /usr/bin/node is v20.20.2. Install a newer Node.js or set PI_NODE to one \
-             (a JavaScript tool runs with Node.js 20.6 or newer)"
+            "/tools/todo/index.ts is TypeScript, which needs Node.js 20.6 or newer (pi transpiles it; the host needs \
+             module.register); /usr/bin/node is v20.5.1. Install a newer Node.js or set PI_NODE to one"
                 .to_owned()
         )
     );
@@ -198,7 +181,7 @@ fn node_is_found_through_pi_node_then_path() {
         find_node(&env_of(&[("PATH", &path), ("PI_NODE", &missing)]), entry).map_err(|e| e.to_string()),
         Err(format!(
             "PI_NODE={missing} is not a program pi can run; Node.js is needed to run /tools/hello/index.ts \
-             (install Node.js 22.6 or newer, or set PI_NODE to its path)"
+             (install Node.js 20.6 or newer, or set PI_NODE to its path)"
         ))
     );
     assert_eq!(
@@ -235,8 +218,7 @@ fn the_command_runs_the_host_on_the_entry_in_its_directory() {
             args: [
                 "--disable-warning=ExperimentalWarning",
                 "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
-                "--experimental-strip-types",
-                "--experimental-transform-types",
+                "--enable-source-maps",
                 "/cache/host.mjs",
                 "/tools/todo/index.ts",
             ]
@@ -304,13 +286,20 @@ fn the_cache_directory_is_the_users() {
 #[tokio::test]
 async fn prepare_asks_the_version_and_refuses_an_old_node() {
     let dir = tempfile::tempdir().unwrap();
-    let old = write_program(dir.path(), "old-node", "#!/bin/sh\necho v20.20.2\n");
-    let new = write_program(dir.path(), "new-node", "#!/bin/sh\necho v22.6.0\n");
+    let old = write_program(dir.path(), "old-node", "#!/bin/sh\necho v20.5.1\n");
+    let new = write_program(dir.path(), "new-node", "#!/bin/sh\necho v20.20.2\n");
     let broken = write_program(dir.path(), "broken-node", "#!/bin/sh\necho hello\n");
     let tool = dir.path().join("tool");
     std::fs::create_dir_all(&tool).unwrap();
     let entry = tool.join("index.ts");
+    std::fs::write(
+        &entry,
+        "import { helper } from \"./helper\";\nexport default (): void => helper;\n",
+    )
+    .unwrap();
+    std::fs::write(tool.join("helper.ts"), "export const helper: number = 1;\n").unwrap();
     let cache = dir.path().join("cache").display().to_string();
+    let agent_cache = dir.path().join("agent/cache");
     let env_with = |node: &Path| -> EnvLookup {
         Arc::new(env_of(&[
             ("PI_NODE", &node.display().to_string()),
@@ -318,19 +307,34 @@ async fn prepare_asks_the_version_and_refuses_an_old_node() {
         ]))
     };
 
-    let error = prepare(&entry, env_with(&old)).await.unwrap_err().to_string();
+    let error = prepare(&entry, env_with(&old), Some(&agent_cache))
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
-        error.contains("is TypeScript, which needs Node.js 22.6 or newer"),
+        error.contains("is TypeScript, which needs Node.js 20.6 or newer"),
         "{error}"
     );
-    assert!(error.contains("is v20.20.2"), "{error}");
-    assert!(prepare(&tool.join("index.js"), env_with(&old)).await.is_ok());
+    assert!(error.contains("is v20.5.1"), "{error}");
+    let error = prepare(&tool.join("index.js"), env_with(&old), None).await.unwrap_err();
+    assert!(error.to_string().contains("needs Node.js 20.6 or newer"), "{error}");
 
-    let spec = prepare(&entry, env_with(&new)).await.unwrap();
+    let spec = prepare(&entry, env_with(&new), Some(&agent_cache)).await.unwrap();
     assert_eq!(spec.program, new);
     assert_eq!(spec.dir, tool);
     assert_eq!(spec.args.len(), 6);
-    assert_eq!(spec.args[2], "--experimental-strip-types");
+    assert_eq!(spec.args[2], "--enable-source-maps");
+    // The TypeScript files, transpiled into <agent dir>/cache/ts, are named to the host.
+    let modules: BTreeMap<String, String> = serde_json::from_str(&spec.env[TS_MODULES_ENV]).unwrap();
+    let real = |path: &Path| std::fs::canonicalize(path).unwrap().display().to_string();
+    assert_eq!(
+        modules.keys().cloned().collect::<Vec<_>>(),
+        [real(&tool.join("helper.ts")), real(&entry)]
+    );
+    for output in modules.values() {
+        assert!(Path::new(output).starts_with(agent_cache.join("ts")), "{output}");
+        assert!(output.ends_with(".mjs"), "{output}");
+    }
     let host = PathBuf::from(&spec.args[4]);
     assert!(
         host.starts_with(dir.path().join("cache/pi/node-host")),
@@ -342,9 +346,17 @@ async fn prepare_asks_the_version_and_refuses_an_old_node() {
 
     // The version is asked once per node: a changed answer is not seen.
     std::fs::write(&new, "#!/bin/sh\necho v18.0.0\n").unwrap();
-    assert!(prepare(&entry, env_with(&new)).await.is_ok());
+    assert!(prepare(&entry, env_with(&new), Some(&agent_cache)).await.is_ok());
 
-    let error = prepare(&entry, env_with(&broken)).await.unwrap_err().to_string();
+    // A TypeScript syntax error is reported with the file.
+    std::fs::write(tool.join("helper.ts"), "export const helper: = 1;\n").unwrap();
+    let error = prepare(&entry, env_with(&new), Some(&agent_cache))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("helper.ts: "), "{error}");
+
+    let error = prepare(&entry, env_with(&broken), None).await.unwrap_err().to_string();
     assert_eq!(
         error,
         format!(
@@ -420,10 +432,10 @@ async fn with_pi_require_node_a_missing_node_fails_the_test() {
 #[should_panic(expected = "PI_REQUIRE_NODE is set, but")]
 async fn with_pi_require_node_a_too_old_node_fails_the_test() {
     let dir = tempfile::tempdir().unwrap();
-    let old = write_program(dir.path(), "node", "#!/bin/sh\necho v20.20.2\n");
+    let old = write_program(dir.path(), "node", "#!/bin/sh\necho v20.5.1\n");
     let old = old.display().to_string();
     let env = env_of(&[("PATH", ""), ("PI_NODE", &old), (REQUIRE_NODE, "1")]);
-    // TypeScript needs Node.js 22.6.
+    // TypeScript needs Node.js 20.6.
     node_for(&env, &example("hello")).await;
 }
 
@@ -450,7 +462,8 @@ impl Host {
                 std::env::var(name).ok()
             }
         };
-        let spec = prepare(entry, Arc::new(lookup)).await.unwrap();
+        let ts_cache = std::env::temp_dir().join("pi-node-host-tests");
+        let spec = prepare(entry, Arc::new(lookup), Some(&ts_cache)).await.unwrap();
         let mut child = tokio::process::Command::new(&spec.program)
             .args(&spec.args)
             .envs(&spec.env)
@@ -1211,7 +1224,7 @@ async fn commonjs_require_of_pi_packages_needs_register_hooks() {
     let Some((node, version)) = node_for(&system, &entry).await else {
         return;
     };
-    // Beyond what PI_REQUIRE_NODE asks for (the 22.6 of TypeScript tools): a skip even then.
+    // Beyond what PI_REQUIRE_NODE asks for (the 20.6 of all tools): a skip even then.
     if version < NodeVersion::new(22, 15, 0) {
         println!(
             "skipped: require() of pi's packages needs Node.js 22.15 or newer (module.registerHooks); {} is {version}",
@@ -1223,9 +1236,9 @@ async fn commonjs_require_of_pi_packages_needs_register_hooks() {
     assert_eq!(text.as_deref(), Some("mode b"));
 }
 
-#[tokio::test]
-async fn typescript_modules_run_with_type_stripping() {
-    let Some(mut host) = Host::start(&fixture("typed.ts"), &[]).await else {
+/// Runs the `typed` tool of `entry` (fixtures/typed.ts or a copy) and checks its answer.
+async fn run_typed(entry: &Path) {
+    let Some(mut host) = Host::start(entry, &[]).await else {
         return;
     };
     let cwd = tempfile::tempdir().unwrap();
@@ -1244,9 +1257,42 @@ async fn typescript_modules_run_with_type_stripping() {
     assert_eq!(host.shutdown().await.code(), Some(0));
     assert!(
         !host.stderr().contains("Warning"),
-        "the type-stripping and module-detection warnings are suppressed: {}",
+        "the module-hook and module-detection warnings are suppressed: {}",
         host.stderr()
     );
+}
+
+#[tokio::test]
+async fn typescript_modules_run_transpiled_on_every_supported_node() {
+    // Node.js 20 included: pi transpiles, Node runs JavaScript.
+    run_typed(&fixture("typed.ts")).await;
+}
+
+#[tokio::test]
+async fn typescript_runs_in_a_commonjs_project() {
+    // What `npm init -y` writes: the transpiled modules are ES modules all the same.
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("package.json"),
+        r#"{"name": "tool", "version": "1.0.0", "type": "commonjs"}"#,
+    )
+    .unwrap();
+    for name in ["typed.ts", "typed-helper.ts", "typed-shout.ts"] {
+        std::fs::copy(fixture(name), project.path().join(name)).unwrap();
+    }
+    run_typed(&project.path().join("typed.ts")).await;
+}
+
+#[tokio::test]
+async fn a_stack_trace_names_the_typescript_lines() {
+    let Some(text) = run_fixture("throws.ts", json!({"what": "kaboom"})).await else {
+        return;
+    };
+    let real = |name: &str| std::fs::canonicalize(fixture(name)).unwrap().display().to_string();
+    assert!(text.starts_with("Error: kaboom\n"), "{text}");
+    // `throw` is on line 14 of throws-helper.ts, the call on line 15 of throws.ts.
+    assert!(text.contains(&format!("{}:14:", real("throws-helper.ts"))), "{text}");
+    assert!(text.contains(&format!("{}:15:", real("throws.ts"))), "{text}");
 }
 
 // ---------------------------------------------------------------------------------------------
