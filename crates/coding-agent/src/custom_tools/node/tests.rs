@@ -1039,7 +1039,7 @@ async fn load_flaky(cwd: &Path) -> Option<(Vec<Arc<dyn CustomTool>>, PendingActi
             std::env::var(name).ok()
         }
     };
-    let spec = prepare(&entry, Arc::new(lookup)).await.unwrap();
+    let spec = prepare(&entry, Arc::new(lookup), None).await.unwrap();
     let notes = Arc::new(Notes::default());
     let ui: Arc<dyn ToolUi> = notes.clone();
     let store = PendingActionStore::new();
