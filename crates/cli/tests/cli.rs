@@ -546,3 +546,72 @@ async fn pi_log_writes_a_debug_log_in_the_agent_directory_without_the_api_key() 
         "the key was used"
     );
 }
+
+/// A project with `app.js` and the replies of a model that stages an `ast_edit` preview, then
+/// does `after` instead of calling `resolve`.
+fn unresolved_preview(sandbox: &Sandbox, after: Vec<Reply>) -> Vec<Reply> {
+    std::fs::write(sandbox.project.join("app.js"), "var x = 1;\n").unwrap();
+    let mut replies = vec![openai::tool_calls(&[(
+        "call-1",
+        "ast_edit",
+        json!({"ops": [{"pat": "var $A = $B", "out": "let $A = $B"}], "paths": ["app.js"], "lang": "javascript"}),
+    )])];
+    replies.extend(after);
+    replies
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn print_mode_says_on_stderr_that_a_preview_was_left_unapplied() {
+    let sandbox = sandbox_with(None);
+    // Forced to resolve, the model answers in text: the run ends with the preview pending.
+    let server = MockServer::start(unresolved_preview(&sandbox, vec![openai::text("I staged it.")])).await;
+    sandbox.use_server(&server);
+    let output = sandbox.run(&["-p", "--tools", "ast_edit", "Use let"]).await;
+    assert_eq!(text(&output.stdout), "I staged it.\n");
+    assert_eq!(
+        text(&output.stderr),
+        "pi: not applied: AST Edit: 1 replacement in 1 file (the preview was still pending when pi exited)\n"
+    );
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("app.js")).unwrap(),
+        "var x = 1;\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn print_mode_reports_forcing_that_stopped_and_the_preview_left_unapplied() {
+    let sandbox = sandbox_with(None);
+    let ls = |id: &str| openai::tool_calls(&[(id, "ls", json!({}))]);
+    let replies = unresolved_preview(
+        &sandbox,
+        vec![ls("call-2"), ls("call-3"), ls("call-4"), openai::text("Left it.")],
+    );
+    let server = MockServer::start(replies).await;
+    sandbox.use_server(&server);
+    let output = sandbox.run(&["-p", "--tools", "ast_edit,ls", "Use let"]).await;
+    assert_eq!(text(&output.stdout), "Left it.\n");
+    assert_eq!(
+        text(&output.stderr),
+        "pi: The model did not call resolve in 3 forced turns; stopped forcing it. Still pending: AST Edit: 1 \
+         replacement in 1 file\n\
+         pi: not applied: AST Edit: 1 replacement in 1 file (the preview was still pending when pi exited)\n"
+    );
+    assert_eq!(output.status.code(), Some(3));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let forced: Vec<bool> = requests.iter().map(|r| r.json()["tool_choice"].is_object()).collect();
+    assert_eq!(forced, [false, true, true, true, false]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_mode_exits_3_with_a_preview_left_unapplied_and_keeps_stderr_clean() {
+    let sandbox = sandbox_with(None);
+    let server = MockServer::start(unresolved_preview(&sandbox, vec![openai::text("I staged it.")])).await;
+    sandbox.use_server(&server);
+    let output = sandbox.run(&["--mode", "json", "--tools", "ast_edit", "Use let"]).await;
+    assert_eq!(text(&output.stderr), "");
+    assert_eq!(output.status.code(), Some(3));
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("\"type\":\"pending_action\""), "{stdout}");
+}

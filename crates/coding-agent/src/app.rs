@@ -248,12 +248,13 @@ impl App {
         self.inner.session.emit_tool_session_event(&event).await;
     }
 
-    /// Starts a new empty session (in the same place); pending previews and queued messages of
-    /// the old one are dropped, custom tools get `new`. Fails while a run is active.
+    /// Starts a new empty session (in the same place); pending previews of the old one are
+    /// rejected (reason `New session started.`) and queued messages dropped, custom tools get
+    /// `new`. Fails while a run is active.
     pub async fn new_session(&self, parent_session: Option<String>) -> Result<(), AppError> {
         let agent = self.inner.session.agent();
         agent.reset()?;
-        self.drop_pending();
+        self.drop_pending("New session started.").await;
         let previous = self.session_file();
         self.with_store(|store| {
             store.new_session(parent_session);
@@ -262,12 +263,12 @@ impl App {
         Ok(())
     }
 
-    /// Opens another session file and loads it; custom tools get `switch`. Fails while a run is
-    /// active.
+    /// Opens another session file and loads it; pending previews are rejected (`Session
+    /// switched.`), custom tools get `switch`. Fails while a run is active.
     pub async fn switch_session(&self, path: &Path) -> Result<Vec<LoadWarning>, AppError> {
         let (store, warnings) = SessionManager::open(path)?;
         self.inner.session.agent().reset()?;
-        self.drop_pending();
+        self.drop_pending("Session switched.").await;
         let previous = self.session_file();
         *lock(&self.inner.store) = store;
         self.restore(false, false);
@@ -290,7 +291,7 @@ impl App {
             Ok((user.content.text(), entry.parent_id.clone()))
         })?;
         self.inner.session.agent().reset()?;
-        self.drop_pending();
+        self.drop_pending("Session forked.").await;
         let forked = self.with_store(|store| store.fork_to(parent.as_deref(), self.inner.root.clone()))?;
         *lock(&self.inner.store) = forked;
         self.restore(true, true);
@@ -313,7 +314,7 @@ impl App {
             })
         })?;
         self.inner.session.agent().reset()?;
-        self.drop_pending();
+        self.drop_pending("Moved to another point of the session tree.").await;
         let (leaf, text) = target;
         self.with_store(|store| match &leaf {
             Some(id) => store.branch(id).map_err(AppError::from),
@@ -440,9 +441,15 @@ impl App {
         })
     }
 
-    fn drop_pending(&self) {
-        self.inner.session.pending_actions().clear();
-        self.inner.session.tool_choice_queue().clear();
+    /// Drops the pending previews of the session being left, calling each one's `reject(reason)`
+    /// so that tools with side state hear that their preview is gone; a failing `reject` is a
+    /// warning.
+    async fn drop_pending(&self, reason: &str) {
+        for (label, error) in self.inner.session.drop_pending_actions(reason).await {
+            (self.inner.warn)(format!(
+                "pi: discarding the pending preview \"{label}\" failed: {error}"
+            ));
+        }
     }
 
     fn write(&self, append: impl FnOnce(&mut SessionManager) -> Result<String, StoreError>) {

@@ -10,8 +10,10 @@ mod ast_support;
 mod process_support;
 mod support;
 
+mod app_pending;
 mod ast_edit;
 mod ast_grep;
+mod dispatch_props;
 mod mcp_tools;
 mod pending_props;
 mod process_tools;

@@ -205,6 +205,178 @@ async fn a_failed_apply_keeps_the_action_and_sends_the_reminder_again() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_failed_discard_keeps_the_action_and_sends_the_reminder_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.txt");
+    let faux = FauxModel::new();
+    let session = session(dir.path(), &faux, &[]);
+    faux.set_responses([
+        faux_assistant_message(vec![faux_tool_call(
+            "c1",
+            "stage",
+            json!({"path": file, "content": "x", "rejectFail": 1}),
+        )]),
+        faux_assistant_message(vec![resolve("c2", "discard")]),
+        faux_assistant_message(vec![resolve("c3", "discard")]),
+        faux_assistant_text("done"),
+    ]);
+    session.prompt("go").await.unwrap();
+    let texts = tool_result_texts(&session);
+    assert_eq!(texts[1], "cleanup failed");
+    assert_eq!(texts[2], "Discarded: Stage: write a.txt. Reason: Checked the preview.");
+    assert_eq!(
+        roles(&session.agent().messages()),
+        [
+            "user",
+            "assistant[stage]",
+            "toolResult:stage",
+            "custom:resolve-reminder",
+            "assistant[resolve]",
+            "toolResult:resolve",
+            // The action is still pending after the failed discard: the model is reminded.
+            "custom:resolve-reminder",
+            "assistant[resolve]",
+            "toolResult:resolve",
+            "assistant"
+        ]
+    );
+    assert_eq!(forced_choices(&faux), [None, resolve_choice(), resolve_choice(), None]);
+    assert!(!file.exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_reminder_follows_a_failed_apply_that_a_second_resolve_of_the_same_message_fixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.txt");
+    let faux = FauxModel::new();
+    let session = session(dir.path(), &faux, &[]);
+    faux.set_responses([
+        faux_assistant_message(vec![faux_tool_call(
+            "c1",
+            "stage",
+            json!({"path": file, "content": "x", "fail": 1}),
+        )]),
+        faux_assistant_message(vec![resolve("c2", "apply"), resolve("c3", "apply")]),
+        faux_assistant_text("done"),
+    ]);
+    session.prompt("go").await.unwrap();
+    let mut texts = tool_result_texts(&session);
+    // The two calls run in parallel, one after the other in the runtime: whichever ran first failed.
+    texts[1..].sort();
+    assert_eq!(
+        texts[1..],
+        [
+            "Apply failed: disk full".to_owned(),
+            format!("Wrote {}", file.display())
+        ]
+    );
+    assert!(!session.pending_actions().has_pending());
+    assert_eq!(
+        roles(&session.agent().messages()),
+        [
+            "user",
+            "assistant[stage]",
+            "toolResult:stage",
+            "custom:resolve-reminder",
+            "assistant[resolve,resolve]",
+            "toolResult:resolve",
+            "toolResult:resolve",
+            // Nothing is pending any more: no reminder.
+            "assistant"
+        ]
+    );
+}
+
+/// The text of a `resolve` refused because it came in the message that staged the action.
+fn same_message_refusal(label: &str) -> String {
+    format!(
+        "Cannot resolve \"{label}\" in the message that staged it: the preview has not been shown to you yet. \
+         Read it, then call resolve in your next message."
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sequential_a_resolve_in_the_staging_message_is_refused_and_the_model_is_reminded() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.txt");
+    let faux = FauxModel::new();
+    let settings = pi_coding_agent::SessionSettings {
+        tool_execution: pi_agent_core::ToolExecutionMode::Sequential,
+        ..Default::default()
+    };
+    let session = support::session_with(dir.path(), &faux, &[], settings);
+    let (observed, store) = (file.clone(), session.pending_actions().clone());
+    faux.set_responses([
+        FauxResponse::from(faux_assistant_message(vec![
+            stage("c1", &file, "new"),
+            resolve("c2", "apply"),
+        ])),
+        FauxResponse::factory(move |request| {
+            assert!(!observed.exists(), "the preview was applied before the model saw it");
+            assert!(store.has_pending());
+            let last = request.context.messages.last().unwrap();
+            assert_eq!(last.role(), "user");
+            assert_eq!(
+                last.as_user().unwrap().content.text(),
+                RESOLVE_REMINDER,
+                "pending, so reminded"
+            );
+            faux_assistant_message(vec![resolve("c3", "apply")])
+        }),
+        faux_assistant_text("done").into(),
+    ]);
+    session.prompt("write it").await.unwrap();
+    let messages = session.agent().messages();
+    let refused = messages[3].as_tool_result().unwrap();
+    assert!(refused.is_error);
+    assert_eq!(refused.text(), same_message_refusal("Stage: write a.txt"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "new", "applied once seen");
+    assert_eq!(
+        roles(&messages),
+        [
+            "user",
+            "assistant[stage,resolve]",
+            "toolResult:stage",
+            "toolResult:resolve",
+            "custom:resolve-reminder",
+            "assistant[resolve]",
+            "toolResult:resolve",
+            "assistant"
+        ]
+    );
+    assert_eq!(forced_choices(&faux), [None, resolve_choice(), None]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn parallel_a_resolve_in_the_staging_message_never_applies_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.txt");
+    let faux = FauxModel::new();
+    let session = session(dir.path(), &faux, &[]);
+    let observed = file.clone();
+    faux.set_responses([
+        FauxResponse::from(faux_assistant_message(vec![
+            stage("c1", &file, "new"),
+            resolve("c2", "apply"),
+        ])),
+        FauxResponse::factory(move |_| {
+            assert!(!observed.exists(), "the preview was applied before the model saw it");
+            faux_assistant_message(vec![resolve("c3", "discard")])
+        }),
+        faux_assistant_text("done").into(),
+    ]);
+    session.prompt("write it").await.unwrap();
+    let texts = tool_result_texts(&session);
+    assert!(
+        texts[1] == NO_PENDING_ACTION || texts[1] == same_message_refusal("Stage: write a.txt"),
+        "{}",
+        texts[1]
+    );
+    assert!(!file.exists());
+    assert!(!session.pending_actions().has_pending());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_model_ignoring_the_forced_choice_three_times_is_not_forced_a_fourth_time() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a.txt");

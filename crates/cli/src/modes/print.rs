@@ -3,6 +3,11 @@
 //! Text: every text block of the final assistant message goes to stdout, each followed by a
 //! newline; when that message ended in an error or was aborted, its error goes to stderr and the
 //! exit code is 1. JSON: the session header, then every event as one line (see [`super::json`]).
+//!
+//! A preview still pending when the run ends is never applied (pi exits, and the preview with
+//! it): text mode says so on stderr, one line per action, after the notice that forcing
+//! `resolve` stopped if it did; both modes then exit with [`EXIT_PREVIEW_NOT_APPLIED`] unless the
+//! run failed (1).
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -11,7 +16,10 @@ use pi_agent_core::{AgentMessage, ContentBlock, StopReason};
 use serde_json::Value;
 
 use super::json::event_line;
-use pi_coding_agent::AgentSession;
+use pi_coding_agent::{AgentSession, SessionEvent};
+
+/// The exit code of a print or JSON run that ended with a preview still pending (not applied).
+pub const EXIT_PREVIEW_NOT_APPLIED: i32 = 3;
 
 /// Where the output goes.
 pub type Output = Arc<Mutex<dyn Write + Send>>;
@@ -25,9 +33,39 @@ fn write_line(output: &Output, line: &str) {
 
 /// Runs `prompts` in text print mode; returns the exit code.
 pub async fn run_text(session: &AgentSession, prompts: Vec<AgentMessage>, stdout: Output, stderr: Output) -> i32 {
+    let sink = stderr.clone();
+    let subscription = session.subscribe(move |event| {
+        if let SessionEvent::ResolveForcingStopped(_) = event
+            && let Some(notice) = event.notice()
+        {
+            write_line(&sink, &format!("pi: {notice}"));
+        }
+    });
+    let code = run_prompts(session, prompts, &stdout, &stderr).await;
+    subscription.unsubscribe();
+    let pending = session.pending_actions().labels();
+    for label in &pending {
+        write_line(
+            &stderr,
+            &format!("pi: not applied: {label} (the preview was still pending when pi exited)"),
+        );
+    }
+    with_pending(code, !pending.is_empty())
+}
+
+/// `code`, or [`EXIT_PREVIEW_NOT_APPLIED`] when a successful run left previews pending.
+fn with_pending(code: i32, pending: bool) -> i32 {
+    if code == 0 && pending {
+        EXIT_PREVIEW_NOT_APPLIED
+    } else {
+        code
+    }
+}
+
+async fn run_prompts(session: &AgentSession, prompts: Vec<AgentMessage>, stdout: &Output, stderr: &Output) -> i32 {
     for prompt in prompts {
         if let Err(error) = session.agent().prompt(prompt).await {
-            write_line(&stderr, &error.to_string());
+            write_line(stderr, &error.to_string());
             return 1;
         }
     }
@@ -45,13 +83,13 @@ pub async fn run_text(session: &AgentSession, prompts: Vec<AgentMessage>, stdout
                 .error_message
                 .clone()
                 .unwrap_or_else(|| format!("Request {reason}"));
-            write_line(&stderr, &text);
+            write_line(stderr, &text);
             1
         }
         _ => {
             for block in &last.content {
                 if let ContentBlock::Text(text) = block {
-                    write_line(&stdout, &text.text);
+                    write_line(stdout, &text.text);
                 }
             }
             0
@@ -60,7 +98,8 @@ pub async fn run_text(session: &AgentSession, prompts: Vec<AgentMessage>, stdout
 }
 
 /// Runs `prompts` in JSON mode: `header` first, then every event; returns the exit code (1 when
-/// the last assistant message failed).
+/// the last assistant message failed, else [`EXIT_PREVIEW_NOT_APPLIED`] when a preview is still
+/// pending — its `pending_action` event is in the output).
 pub async fn run_json(session: &AgentSession, header: Value, prompts: Vec<AgentMessage>, stdout: Output) -> i32 {
     write_line(&stdout, &header.to_string());
     let sink = stdout.clone();
@@ -80,5 +119,9 @@ pub async fn run_json(session: &AgentSession, header: Value, prompts: Vec<AgentM
         .rev()
         .find_map(AgentMessage::as_assistant)
         .is_some_and(|m| matches!(m.stop_reason, StopReason::Error | StopReason::Aborted));
-    if failed { 1 } else { code }
+    if failed {
+        1
+    } else {
+        with_pending(code, session.pending_actions().has_pending())
+    }
 }

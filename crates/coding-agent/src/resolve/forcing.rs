@@ -99,7 +99,11 @@ impl ResolveForcing {
     /// directive whose actions were all resolved meanwhile is dropped (never force a `resolve`
     /// that can only fail), and a choice naming an inactive tool is rejected as `unavailable`
     /// and the call is not forced.
+    ///
+    /// It is asked once before every model call, so it also marks every pending action as seen:
+    /// from this call on, the model has the preview in its context and may resolve it.
     pub(crate) fn next_tool_choice(&self, is_active: impl Fn(&str) -> bool) -> Option<ToolChoice> {
+        self.store.mark_seen();
         loop {
             let choice = self.queue.next_tool_choice()?;
             let forcing = self
@@ -133,6 +137,13 @@ impl ResolveForcing {
             state.stopped = false;
         }
         self.ensure_directive();
+    }
+
+    /// The pending actions were dropped (a new or switched session): start afresh.
+    pub(crate) fn reset(&self) {
+        let mut state = self.lock();
+        state.failures = 0;
+        state.stopped = false;
     }
 
     /// A `resolve` invocation finished.

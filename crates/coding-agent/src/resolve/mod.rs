@@ -51,10 +51,21 @@ pub const RESOLVE_TOOL_NAME: &str = "resolve";
 /// The error of a `resolve` call with nothing pending and no standing handler, for both actions.
 pub const NO_PENDING_ACTION: &str = "No pending action to resolve. Nothing to apply or discard.";
 
+/// The error of a model's `resolve` whose top action was staged in the same assistant message:
+/// the model has not seen that preview yet, so it may not apply or discard it. The action stays
+/// pending.
+pub fn unseen_preview_text(label: &str) -> String {
+    format!(
+        "Cannot resolve \"{label}\" in the message that staged it: the preview has not been shown to you yet. \
+         Read it, then call resolve in your next message."
+    )
+}
+
 /// `customType` of the hidden reminder message.
 pub const RESOLVE_REMINDER_TYPE: &str = "resolve-reminder";
 
-/// The reminder steered after a preview is staged and after a failed apply.
+/// The reminder steered after a preview is staged and after a failed apply or discard, delivered
+/// at the next turn boundary only while something is pending.
 pub const RESOLVE_REMINDER: &str = "<system-reminder>\nThis is a preview. Call the `resolve` tool to apply or discard these changes.\n</system-reminder>";
 
 /// The description the model reads.
@@ -149,12 +160,15 @@ pub fn resolve_reminder(source_tool_name: &str) -> AgentMessage {
 /// The `resolve` tool.
 ///
 /// It first asks the session's [`ToolChoiceQueue`] for the in-flight directive's invoker (which
-/// marks a forced `resolve` as honoured) and otherwise calls the [`ResolveRuntime`] directly.
+/// marks a forced `resolve` as honoured) and otherwise calls the [`ResolveRuntime`] directly —
+/// in a session as the model ([`ResolveTool::requiring_seen`]): a preview staged in the same
+/// message is refused.
 /// An abort returns at once with `Operation aborted`; the invocation itself still finishes in the
 /// background, so the stack is never left half-updated.
 pub struct ResolveTool {
     runtime: ResolveRuntime,
     queue: Option<ToolChoiceQueue>,
+    require_seen: bool,
     parameters: ToolParameters,
 }
 
@@ -164,8 +178,18 @@ impl ResolveTool {
         ResolveTool {
             runtime,
             queue,
+            require_seen: false,
             parameters: ToolParameters::new(resolve_schema()),
         }
+    }
+
+    /// Refuses a top action the model has not seen yet ([`ResolveRuntime::resolve_for_model`]).
+    /// The session sets it, as it marks the pending actions seen before every model call; a
+    /// tool used without a session acts on any top.
+    #[must_use]
+    pub fn requiring_seen(mut self) -> Self {
+        self.require_seen = true;
+        self
     }
 }
 
@@ -195,7 +219,14 @@ impl TypedTool for ResolveTool {
             Some(invoker) => invoker(serde_json::to_value(&params)?),
             None => {
                 let runtime = self.runtime.clone();
-                Box::pin(async move { runtime.resolve(params).await })
+                let require_seen = self.require_seen;
+                Box::pin(async move {
+                    if require_seen {
+                        runtime.resolve_for_model(params).await
+                    } else {
+                        runtime.resolve(params).await
+                    }
+                })
             }
         };
         tokio::select! {

@@ -110,9 +110,18 @@ type PushListener = Arc<dyn Fn(&PendingAction, usize) + Send + Sync>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PendingActionId(u64);
 
+/// One pending action: its id, the action, and whether a model call has happened since it was
+/// pushed (the model has seen its preview).
+#[derive(Clone)]
+struct Entry {
+    id: PendingActionId,
+    action: PendingAction,
+    seen: bool,
+}
+
 #[derive(Default)]
 struct Inner {
-    stack: Vec<(PendingActionId, PendingAction)>,
+    stack: Vec<Entry>,
     next_id: u64,
     listeners: Vec<(u64, PushListener)>,
     next_listener: u64,
@@ -147,7 +156,11 @@ impl PendingActionStore {
             let mut inner = self.lock();
             let id = PendingActionId(inner.next_id);
             inner.next_id += 1;
-            inner.stack.push((id, action.clone()));
+            inner.stack.push(Entry {
+                id,
+                action: action.clone(),
+                seen: false,
+            });
             let listeners: Vec<PushListener> = inner.listeners.iter().map(|(_, l)| l.clone()).collect();
             (id, listeners, inner.stack.len())
         };
@@ -159,30 +172,50 @@ impl PendingActionStore {
 
     /// The top action, without removing it.
     pub fn peek(&self) -> Option<PendingAction> {
-        self.lock().stack.last().map(|(_, action)| action.clone())
+        self.lock().stack.last().map(|entry| entry.action.clone())
     }
 
     /// The top action and its id, without removing it.
     pub fn peek_entry(&self) -> Option<(PendingActionId, PendingAction)> {
-        self.lock().stack.last().cloned()
+        self.lock().stack.last().map(|entry| (entry.id, entry.action.clone()))
     }
 
     /// Removes and returns the top action.
     pub fn pop(&self) -> Option<PendingAction> {
-        self.lock().stack.pop().map(|(_, action)| action)
+        self.lock().stack.pop().map(|entry| entry.action)
     }
 
     /// Removes the action with this id wherever it is in the stack; `None` when it is no longer
     /// pending.
     pub fn remove(&self, id: PendingActionId) -> Option<PendingAction> {
         let mut inner = self.lock();
-        let index = inner.stack.iter().position(|(entry, _)| *entry == id)?;
-        Some(inner.stack.remove(index).1)
+        let index = inner.stack.iter().position(|entry| entry.id == id)?;
+        Some(inner.stack.remove(index).action)
+    }
+
+    /// Removes every action and returns them, top first (the order `resolve` would take them).
+    pub fn take_all(&self) -> Vec<PendingAction> {
+        let stack = std::mem::take(&mut self.lock().stack);
+        stack.into_iter().rev().map(|entry| entry.action).collect()
     }
 
     /// Whether the action with this id is still pending.
     pub fn contains(&self, id: PendingActionId) -> bool {
-        self.lock().stack.iter().any(|(entry, _)| *entry == id)
+        self.lock().stack.iter().any(|entry| entry.id == id)
+    }
+
+    /// Marks every pending action as seen by the model. The session calls it before each model
+    /// call: a preview pushed before the call is in the context the model reads.
+    pub fn mark_seen(&self) {
+        for entry in &mut self.lock().stack {
+            entry.seen = true;
+        }
+    }
+
+    /// Whether the action with this id is pending and the model has seen it (a model call
+    /// happened since it was pushed). A `resolve` from the model acts only on a seen top.
+    pub fn is_seen(&self, id: PendingActionId) -> bool {
+        self.lock().stack.iter().any(|entry| entry.id == id && entry.seen)
     }
 
     /// Whether anything is pending.
@@ -207,7 +240,11 @@ impl PendingActionStore {
 
     /// The labels from bottom to top.
     pub fn labels(&self) -> Vec<String> {
-        self.lock().stack.iter().map(|(_, a)| a.label.clone()).collect()
+        self.lock()
+            .stack
+            .iter()
+            .map(|entry| entry.action.label.clone())
+            .collect()
     }
 
     /// Registers a listener called after every push; returns its id for

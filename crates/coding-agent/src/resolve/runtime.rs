@@ -8,7 +8,7 @@ use pi_agent_core::{ToolError, ToolResult, lock};
 use serde_json::Value;
 
 use super::invocation::run_resolve_invocation;
-use super::{NO_PENDING_ACTION, ResolveAction, ResolveParams};
+use super::{NO_PENDING_ACTION, ResolveAction, ResolveParams, unseen_preview_text};
 use crate::resolve::Invoker;
 use crate::resolve::PendingActionStore;
 
@@ -127,35 +127,68 @@ impl ResolveRuntime {
         self.inner.store.has_pending() || self.has_standing_handler()
     }
 
-    /// Applies or discards the top pending action (or calls the standing handler).
+    /// Applies or discards the top pending action (or calls the standing handler) for the user:
+    /// the user sees a preview as soon as it is staged, so any top may be resolved.
     pub async fn resolve(&self, params: ResolveParams) -> Result<ToolResult, ToolError> {
+        self.spawn_invocation(params, false).await
+    }
+
+    /// [`ResolveRuntime::resolve`] for a `resolve` call of the model: a top action the model has
+    /// not seen yet (staged in the same assistant message, see
+    /// [`PendingActionStore::mark_seen`]) is refused with [`unseen_preview_text`] and stays
+    /// pending.
+    pub async fn resolve_for_model(&self, params: ResolveParams) -> Result<ToolResult, ToolError> {
+        self.spawn_invocation(params, true).await
+    }
+
+    async fn spawn_invocation(&self, params: ResolveParams, require_seen: bool) -> Result<ToolResult, ToolError> {
         let runtime = self.clone();
         let action = params.action;
-        let task = tokio::spawn(async move { runtime.invoke(params).await });
+        let task = tokio::spawn(async move { runtime.invoke(params, require_seen).await });
         match task.await {
             Ok(result) => result,
             Err(error) => Err(ToolError::new(join_error_text(action, error))),
         }
     }
 
-    /// [`ResolveRuntime::resolve`] taking the raw `resolve` arguments, as a tool-choice
-    /// [`Invoker`].
+    /// [`ResolveRuntime::resolve_for_model`] taking the raw `resolve` arguments, as a
+    /// tool-choice [`Invoker`].
     pub fn invoker(&self) -> Invoker {
         let runtime = self.clone();
         Arc::new(move |args: Value| {
             let runtime = runtime.clone();
             Box::pin(async move {
                 let params: ResolveParams = serde_json::from_value(args)?;
-                runtime.resolve(params).await
+                runtime.resolve_for_model(params).await
             })
         })
     }
 
-    async fn invoke(&self, params: ResolveParams) -> Result<ToolResult, ToolError> {
+    /// Removes every pending action, calling each one's `reject(reason)` (top first, one after
+    /// the other, after any invocation in progress finished). Returns the label and error text
+    /// of every `reject` that failed; the action is gone either way.
+    pub async fn drop_all(&self, reason: &str) -> Vec<(String, String)> {
+        let _serial = self.inner.serial.clone().lock_owned().await;
+        let mut failures = Vec::new();
+        for action in self.inner.store.take_all() {
+            let Some(reject) = &action.reject else { continue };
+            if let Err(error) = reject(reason.to_owned(), None).await {
+                failures.push((action.label.clone(), error.to_string()));
+            }
+        }
+        failures
+    }
+
+    async fn invoke(&self, params: ResolveParams, require_seen: bool) -> Result<ToolResult, ToolError> {
         let _serial = self.inner.serial.clone().lock_owned().await;
         let store = &self.inner.store;
         if let Some((id, action)) = store.peek_entry() {
-            let result = run_resolve_invocation(&params, &action).await;
+            let result = if require_seen && !store.is_seen(id) {
+                let details = super::base_details(&params, &action.source_tool_name, &action.label);
+                Err(ToolError::new(unseen_preview_text(&action.label)).with_details(Value::Object(details)))
+            } else {
+                run_resolve_invocation(&params, &action).await
+            };
             if result.is_ok() {
                 store.remove(id);
             }

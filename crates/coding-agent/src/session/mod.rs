@@ -7,8 +7,12 @@
 //!   rejected as `unavailable` and the call is not forced);
 //! * at every `turn_end` the in-flight choice is settled by the assistant message's stop reason
 //!   (`aborted` / `error` reject it, anything else resolves it), as oh-my-pi does;
-//! * a staged preview steers the hidden `resolve-reminder` message and forces `resolve` until the
-//!   stack is empty, with a circuit breaker (see `forcing.rs` and `docs/resolve.md`);
+//! * a staged preview (or a failed apply / discard) owes the model the hidden `resolve-reminder`
+//!   message, steered at the next turn boundary only while something is still pending, and forces
+//!   `resolve` until the stack is empty, with a circuit breaker (see `forcing.rs` and
+//!   `docs/resolve.md`);
+//! * a model's `resolve` acts only on a preview the model has seen: one staged in the same
+//!   assistant message is refused (every model call marks the pending actions as seen);
 //! * custom messages reach the model as user messages ([`crate::messages::convert_to_llm`]).
 //!
 //! Listeners registered with [`AgentSession::subscribe`] get every agent event and the
@@ -40,8 +44,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use pi_agent_core::{
-    Agent, AgentError, AgentEvent, AgentMessage, AgentOptions, AgentTool, Model, StreamFn, ThinkingLevel, ToolChoice,
-    ToolError, ToolExecutionMode, ToolResult, lock,
+    Agent, AgentError, AgentEvent, AgentMessage, AgentOptions, AgentTool, Model, StopReason, StreamFn, ThinkingLevel,
+    ToolChoice, ToolError, ToolExecutionMode, ToolResult, lock,
 };
 
 use crate::ast::{AstEditTool, AstGrepTool};
@@ -248,6 +252,9 @@ struct Inner {
     next_listener: AtomicU64,
     ui: UiSlot,
     custom_tools: RwLock<Vec<Arc<dyn CustomTool>>>,
+    /// A reminder is owed (a preview was staged, or a resolve failed and left it pending): the
+    /// source tool's name. Steered at the next turn boundary if something is still pending.
+    reminder_due: Mutex<Option<String>>,
 }
 
 /// Removes its listener when passed to [`SessionSubscription::unsubscribe`].
@@ -342,6 +349,7 @@ impl AgentSession {
                 next_listener: AtomicU64::new(0),
                 ui: Arc::new(RwLock::new(Arc::new(NoUi))),
                 custom_tools: RwLock::new(Vec::new()),
+                reminder_due: Mutex::new(None),
             }
         });
         wire(&inner);
@@ -482,6 +490,18 @@ impl AgentSession {
         }
     }
 
+    /// Drops every pending action, telling each through its `reject(reason)` callback (top first),
+    /// and forgets the forcing directive and any reminder owed. Whatever ends the previews' life —
+    /// a new, switched or forked session, a move in the tree — calls this. Returns the label and
+    /// error text of every `reject` that failed (the action is dropped anyway).
+    pub async fn drop_pending_actions(&self, reason: &str) -> Vec<(String, String)> {
+        let failures = self.inner.runtime.drop_all(reason).await;
+        self.inner.queue.clear();
+        *lock(&self.inner.reminder_due) = None;
+        self.inner.forcing.reset();
+        failures
+    }
+
     /// Applies or discards the top pending action for the user (the keyboard in the TUI), exactly
     /// as a model's `resolve` call would.
     pub async fn resolve_pending(&self, action: ResolveAction, reason: &str) -> Result<ToolResult, ToolError> {
@@ -588,6 +608,18 @@ impl Inner {
     fn next_tool_choice(&self) -> Option<ToolChoice> {
         self.forcing.next_tool_choice(|name| self.is_active(name))
     }
+
+    /// At a turn boundary (the start of a run, the end of a turn that goes on): steers the
+    /// reminder if one is owed and something is still pending. An owed reminder whose actions
+    /// were resolved meanwhile is dropped — the reminder is sent only while something is pending.
+    fn deliver_reminder(&self) {
+        let Some(tool_name) = lock(&self.reminder_due).take() else {
+            return;
+        };
+        if self.runtime.store().has_pending() {
+            self.agent.steer(resolve_reminder(&tool_name));
+        }
+    }
 }
 
 fn build_registry(
@@ -610,7 +642,7 @@ fn build_registry(
     if options.settings.ast_grep {
         registry.register(RegisteredTool::builtin(Arc::new(AstGrepTool::new(options.cwd.clone()))))?;
     }
-    let resolve = ResolveTool::new(runtime.clone(), Some(queue.clone()));
+    let resolve = ResolveTool::new(runtime.clone(), Some(queue.clone())).requiring_seen();
     registry.register(RegisteredTool::builtin(Arc::new(resolve)).hidden())?;
     for tool in &options.extra_tools {
         registry.register(tool.clone())?;
@@ -632,10 +664,18 @@ fn wire(inner: &Arc<Inner>) {
         let Some(inner) = weak.upgrade() else {
             return;
         };
-        if let AgentEvent::TurnEnd { message, .. } = event
-            && let Some(assistant) = message.as_assistant()
-        {
-            inner.forcing.finish_turn(assistant.stop_reason);
+        match event {
+            AgentEvent::AgentStart => inner.deliver_reminder(),
+            AgentEvent::TurnEnd { message, .. } => {
+                if let Some(assistant) = message.as_assistant() {
+                    inner.forcing.finish_turn(assistant.stop_reason);
+                    // A failed or aborted turn ends the run: the reminder waits for the next one.
+                    if !matches!(assistant.stop_reason, StopReason::Aborted | StopReason::Error) {
+                        inner.deliver_reminder();
+                    }
+                }
+            }
+            _ => {}
         }
         inner.emit(&SessionEvent::Agent(event.clone()));
     });
@@ -645,7 +685,7 @@ fn wire(inner: &Arc<Inner>) {
         let Some(inner) = weak.upgrade() else {
             return;
         };
-        inner.agent.steer(resolve_reminder(&action.source_tool_name));
+        *lock(&inner.reminder_due) = Some(action.source_tool_name.clone());
         inner.forcing.on_push();
         inner.emit(&SessionEvent::PendingActionPushed {
             label: action.label.clone(),
@@ -660,9 +700,10 @@ fn wire(inner: &Arc<Inner>) {
             return;
         };
         inner.forcing.on_outcome(outcome);
-        if !outcome.standing && !outcome.succeeded() && outcome.action == ResolveAction::Apply {
-            // The action stays on top: remind the model that it still has to decide.
-            inner.agent.steer(resolve_reminder(&outcome.source_tool_name));
+        if !outcome.standing && !outcome.succeeded() {
+            // A failed apply or discard leaves the action on top: remind the model that it still
+            // has to decide.
+            *lock(&inner.reminder_due) = Some(outcome.source_tool_name.clone());
         }
         inner.emit(&SessionEvent::Resolved(outcome.clone()));
     });

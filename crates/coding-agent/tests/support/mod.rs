@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use pi_agent_core::faux::FauxModel;
 use pi_agent_core::{AgentMessage, FnTool, ToolChoice, ToolResult};
 use pi_coding_agent::resolve::{PendingAction, PendingActionStore, PendingError};
-use pi_coding_agent::{AgentSession, RegisteredTool, SessionEvent, SessionOptions};
+use pi_coding_agent::{AgentSession, RegisteredTool, SessionEvent, SessionOptions, SessionSettings};
 use pi_test_support::scripted::forced;
 use serde_json::json;
 
@@ -25,7 +25,16 @@ pub(crate) fn faux_session(cwd: &Path, faux: &FauxModel, tools: &[&str]) -> Agen
 
 /// A session on a faux model in `cwd` with these active tools (plus the `stage` tool).
 pub(crate) fn session(cwd: &Path, faux: &FauxModel, tools: &[&str]) -> AgentSession {
-    let session = faux_session(cwd, faux, tools);
+    session_with(cwd, faux, tools, SessionSettings::default())
+}
+
+/// [`session`] with these settings (e.g. the global tool execution mode).
+pub(crate) fn session_with(cwd: &Path, faux: &FauxModel, tools: &[&str], settings: SessionSettings) -> AgentSession {
+    let options = SessionOptions::new(cwd, faux.model())
+        .stream_fn(faux.stream_fn())
+        .tools(tools.iter().copied())
+        .settings(settings);
+    let session = AgentSession::new(options).unwrap();
     let stage = stage_tool(session.pending_actions().clone(), Arc::new(AtomicUsize::new(0)));
     session
         .register_tool(RegisteredTool::custom(stage.into_arc(), None))
@@ -36,8 +45,9 @@ pub(crate) fn session(cwd: &Path, faux: &FauxModel, tools: &[&str]) -> AgentSess
     session
 }
 
-/// `stage {path, content, fail?}`: stages writing `content` to `path`; the apply fails while
-/// `fail` apply attempts remain. `applies` counts apply attempts.
+/// `stage {path, content, fail?, rejectFail?}`: stages writing `content` to `path`; the apply
+/// fails while `fail` apply attempts remain, the discard while `rejectFail` discard attempts
+/// remain. `applies` counts apply attempts.
 pub(crate) fn stage_tool(store: PendingActionStore, applies: Arc<AtomicUsize>) -> FnTool {
     FnTool::new(
         "stage",
@@ -47,7 +57,8 @@ pub(crate) fn stage_tool(store: PendingActionStore, applies: Arc<AtomicUsize>) -
             "properties": {
                 "path": {"type": "string"},
                 "content": {"type": "string"},
-                "fail": {"type": "integer"}
+                "fail": {"type": "integer"},
+                "rejectFail": {"type": "integer"}
             },
             "required": ["path", "content"]
         }),
@@ -58,9 +69,11 @@ pub(crate) fn stage_tool(store: PendingActionStore, applies: Arc<AtomicUsize>) -
                 let path = PathBuf::from(args["path"].as_str().unwrap_or_default());
                 let content = args["content"].as_str().unwrap_or_default().to_owned();
                 let failures = args["fail"].as_u64().unwrap_or(0) as usize;
+                let reject_failures = args["rejectFail"].as_u64().unwrap_or(0) as usize;
                 let label = format!("Stage: write {}", path.file_name().unwrap().to_string_lossy());
                 let attempts = Arc::new(AtomicUsize::new(0));
-                store.push(PendingAction::new(label, "stage", move |_reason, _extra| {
+                let reject_attempts = Arc::new(AtomicUsize::new(0));
+                let action = PendingAction::new(label, "stage", move |_reason, _extra| {
                     let (path, content) = (path.clone(), content.clone());
                     applies.fetch_add(1, Ordering::SeqCst);
                     let attempt = attempts.fetch_add(1, Ordering::SeqCst);
@@ -71,7 +84,21 @@ pub(crate) fn stage_tool(store: PendingActionStore, applies: Arc<AtomicUsize>) -
                         std::fs::write(&path, &content).map_err(|e| PendingError::Other(e.to_string()))?;
                         Ok(ToolResult::text(format!("Wrote {}", path.display())))
                     }
-                }));
+                });
+                let action = if reject_failures == 0 {
+                    action
+                } else {
+                    action.with_reject(move |_reason, _extra| {
+                        let attempt = reject_attempts.fetch_add(1, Ordering::SeqCst);
+                        async move {
+                            if attempt < reject_failures {
+                                return Err(PendingError::Other("cleanup failed".into()));
+                            }
+                            Ok(None)
+                        }
+                    })
+                };
+                store.push(action);
                 Ok(ToolResult::text("Staged. Call resolve to apply or discard."))
             }
         },
