@@ -1,5 +1,8 @@
 //! Behaviour of the stateful `Agent`, after pi's `agent.test.ts` (`pi-mono.md` §5.2) and the
 //! end-to-end tests with the faux provider (`e2e.test.ts`, §5.3 and §6.5).
+//!
+//! Longer than 800 lines on purpose: it follows pi's `agent.test.ts` and `e2e.test.ts` test by test, so
+//! that each case can be found next to pi's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

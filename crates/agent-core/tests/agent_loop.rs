@@ -1,6 +1,9 @@
 //! Behaviour of the agent loop, after pi's `agent-loop.test.ts` (one test per row of
 //! `pi-mono.md` §5.1, named after it) plus the loop rules of §2 that pi covers elsewhere:
 //! dispatch, preparation errors, hooks, abort, tool updates, queues and the loop entry points.
+//!
+//! Longer than 800 lines on purpose: it follows pi's `agent-loop.test.ts` test by test (named after
+//! it), plus the loop rules pi tests elsewhere, so each case can be found next to pi's.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
