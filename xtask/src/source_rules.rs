@@ -37,6 +37,13 @@ pub enum SourceViolation {
         /// The modules of the circle, as `crate::a::b` paths, sorted.
         modules: Vec<String>,
     },
+    /// A source file longer than [`LONG_FILE_LINES`] that does not say why at its top.
+    LongFile {
+        /// The file.
+        file: PathBuf,
+        /// Its length in lines.
+        lines: usize,
+    },
     /// A source file that `syn` cannot parse.
     Unparsable {
         /// The file.
@@ -60,12 +67,60 @@ impl fmt::Display for SourceViolation {
                 "import circle in {krate}: {} (arrange the modules so that imports go one way)",
                 modules.join(" <-> ")
             ),
+            Self::LongFile { file, lines } => write!(
+                f,
+                "long file without a reason: {} has {lines} lines; split it along a seam, or say at its \
+                 top why it is long (\"{LONG_FILE_MARK}\" …)",
+                file.display()
+            ),
             Self::Unparsable { file, message } => write!(f, "cannot parse {}: {message}", file.display()),
         }
     }
 }
 
-/// Checks every crate under `crates_dir` (each `crates/<name>/src`).
+/// Past this many lines a file is long (issue 12: "a file past ~800 lines is a sign to split
+/// along a seam").
+pub const LONG_FILE_LINES: usize = 800;
+
+/// The words a long file's top comment uses to say why it is long.
+pub const LONG_FILE_MARK: &str = "Longer than 800 lines on purpose";
+
+/// The long files among `files` (path and text) whose first 40 lines do not say why they are long.
+pub fn long_files<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> Vec<SourceViolation> {
+    files
+        .into_iter()
+        .filter_map(|(file, text)| {
+            let lines = text.lines().count();
+            let explained = text.lines().take(40).any(|line| line.contains(LONG_FILE_MARK));
+            (lines > LONG_FILE_LINES && !explained).then(|| SourceViolation::LongFile {
+                file: file.to_owned(),
+                lines,
+            })
+        })
+        .collect()
+}
+
+/// Every `.rs` file below `dir`, sorted (`target` directories left out).
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            if path.file_name().is_some_and(|name| name != "target") {
+                rust_files(&path, out)?;
+            }
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Checks every crate under `crates_dir` (each `crates/<name>/src`; the file-length rule also
+/// covers its tests, benches and examples).
 pub fn check_crates(crates_dir: &Path) -> Result<Vec<SourceViolation>> {
     let mut violations = Vec::new();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(crates_dir)
@@ -84,6 +139,18 @@ pub fn check_crates(crates_dir: &Path) -> Result<Vec<SourceViolation>> {
             violations.extend(string_errors(&module.file, &module.items));
         }
         violations.extend(import_cycles(&name, &modules));
+        let mut files = Vec::new();
+        rust_files(&krate, &mut files)?;
+        let texts: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .map(|file| {
+                let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+                Ok((file, text))
+            })
+            .collect::<Result<_>>()?;
+        violations.extend(long_files(
+            texts.iter().map(|(file, text)| (file.as_path(), text.as_str())),
+        ));
     }
     Ok(violations)
 }

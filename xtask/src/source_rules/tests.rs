@@ -91,3 +91,22 @@ fn this_workspace_follows_the_source_rules() {
     let text: Vec<String> = violations.iter().map(ToString::to_string).collect();
     assert!(text.is_empty(), "{}", text.join("\n"));
 }
+
+#[test]
+fn a_long_file_must_say_why_at_its_top() {
+    let long = "fn f() {}\n".repeat(LONG_FILE_LINES + 1);
+    let explained = format!("//! Tests.\n//!\n//! {LONG_FILE_MARK}: one test per case.\n{long}");
+    let short = "fn f() {}\n".repeat(10);
+    let found = long_files([
+        (Path::new("long.rs"), long.as_str()),
+        (Path::new("explained.rs"), explained.as_str()),
+        (Path::new("short.rs"), short.as_str()),
+    ]);
+    assert_eq!(
+        found.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        [
+            "long file without a reason: long.rs has 801 lines; split it along a seam, or say at its top why \
+          it is long (\"Longer than 800 lines on purpose\" …)"
+        ]
+    );
+}
