@@ -67,6 +67,35 @@ pub fn redact(text: &str, secret: Option<&str>) -> String {
     }
 }
 
+/// The body excerpt of an error text, the secret redacted *before* the cut (a secret the cut
+/// would split is not recognised afterwards), and a start of the secret that a cut body ends with
+/// redacted as well.
+fn redacted_excerpt(body: &str, secret: Option<&str>) -> String {
+    let whole = redact(body, secret);
+    let cut = excerpt(&whole);
+    match secret {
+        Some(secret) if secret.len() >= 4 => redact_cut_prefix(cut, secret),
+        _ => cut,
+    }
+}
+
+/// `text` with a trailing start (4 characters or more) of `secret` replaced by `[redacted]`,
+/// looking before the `…` of a cut excerpt.
+fn redact_cut_prefix(text: String, secret: &str) -> String {
+    let (body, ellipsis) = match text.strip_suffix('…') {
+        Some(body) => (body, "…"),
+        None => (text.as_str(), ""),
+    };
+    let longest = (4..secret.len())
+        .rev()
+        .filter(|&len| secret.is_char_boundary(len))
+        .find(|&len| body.ends_with(&secret[..len]));
+    match longest {
+        Some(len) => format!("{}[redacted]{ellipsis}", &body[..body.len() - len]),
+        None => text,
+    }
+}
+
 fn excerpt(body: &str) -> String {
     let body = body.trim();
     match body.char_indices().nth(BODY_EXCERPT_CHARS) {
@@ -177,7 +206,7 @@ impl HttpClient {
                     let body = response.text().await.unwrap_or_default();
                     let error = HttpError::Status {
                         status,
-                        body: redact(&excerpt(&body), request.secret),
+                        body: redacted_excerpt(&body, request.secret),
                     };
                     tracing::debug!(status, attempt, "error status");
                     if attempt < self.options.max_retries && retryable(status, &body) {
@@ -254,6 +283,20 @@ impl HttpClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_split_by_the_excerpt_is_still_redacted() {
+        let key = "sk-live-0123456789abcdefghijklmnopqrstuvwxyz";
+        // The key starts 10 characters before the cut.
+        let body = format!("{}{key} and more", "x".repeat(BODY_EXCERPT_CHARS - 10));
+        let text = redacted_excerpt(&body, Some(key));
+        assert!(!text.contains(&key[..4]), "{}", &text[text.len() - 40..]);
+        assert!(text.ends_with("[redacted]…"), "{}", &text[text.len() - 40..]);
+        // A body that merely ends with the start of the key, uncut.
+        assert_eq!(redacted_excerpt("error near sk-live", Some(key)), "error near [redacted]");
+        // Short bodies are redacted as before.
+        assert_eq!(redacted_excerpt(&format!("bad key {key}"), Some(key)), "bad key [redacted]");
+    }
 
     #[test]
     fn redaction_and_excerpts() {
