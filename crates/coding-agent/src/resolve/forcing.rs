@@ -270,6 +270,12 @@ impl ResolveForcing {
     }
 }
 
+// Properties of the store, the runtime and forcing together; a child module, so that they can read
+// the breaker's count.
+#[cfg(test)]
+#[path = "forcing_props.rs"]
+mod props;
+
 #[cfg(test)]
 mod tests {
     use super::*;
