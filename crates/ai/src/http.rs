@@ -293,9 +293,15 @@ mod tests {
         assert!(!text.contains(&key[..4]), "{}", &text[text.len() - 40..]);
         assert!(text.ends_with("[redacted]…"), "{}", &text[text.len() - 40..]);
         // A body that merely ends with the start of the key, uncut.
-        assert_eq!(redacted_excerpt("error near sk-live", Some(key)), "error near [redacted]");
+        assert_eq!(
+            redacted_excerpt("error near sk-live", Some(key)),
+            "error near [redacted]"
+        );
         // Short bodies are redacted as before.
-        assert_eq!(redacted_excerpt(&format!("bad key {key}"), Some(key)), "bad key [redacted]");
+        assert_eq!(
+            redacted_excerpt(&format!("bad key {key}"), Some(key)),
+            "bad key [redacted]"
+        );
     }
 
     #[test]

@@ -509,8 +509,13 @@ async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Res
     if args.continue_session {
         let recent =
             tokio::task::spawn_blocking(move || SessionManager::continue_recent(&cwd_owned, root_owned)).await??;
-        if let Some(loaded) = recent {
-            return Ok(opened(loaded));
+        match recent.session {
+            Some(session) => return Ok(opened((session, recent.warnings))),
+            None => {
+                for warning in recent.warnings {
+                    say(&io.stderr, &format!("pi: warning: {warning}"));
+                }
+            }
         }
     }
     if args.resume

@@ -241,6 +241,30 @@ async fn sessions_are_written_and_continued() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn continue_names_a_newer_session_file_it_skipped_because_its_header_is_damaged() {
+    let server = MockServer::start(vec![openai::text("First answer."), openai::text("Second answer.")]).await;
+    let sandbox = sandbox_with(Some(&server));
+    let output = sandbox.run(&["-p", "First question"]).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let files = sandbox.session_files();
+    // A newer file of the same directory whose first line is not a session header.
+    let damaged = files[0].with_file_name("2099-01-01T00-00-00-000Z_damaged.jsonl");
+    std::fs::write(&damaged, "{torn\n").unwrap();
+
+    let output = sandbox.run(&["-p", "-c", "Second question"]).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Second answer.\n");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "pi: warning: {}:1: no valid session header",
+            damaged.display()
+        )) && stderr.contains("skipped by --continue"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn no_session_writes_nothing() {
     let server = MockServer::start(vec![openai::text("ok")]).await;
     let sandbox = sandbox_with(Some(&server));

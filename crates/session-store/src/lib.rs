@@ -82,6 +82,17 @@ pub use tree::{
 
 use persist::Writer;
 
+/// What [`SessionManager::continue_recent`] found: the newest session of the directory, if any,
+/// and every warning on the way — its torn lines, and newer files that were skipped because their
+/// header is damaged (`-c` says so and names them rather than silently starting elsewhere).
+#[derive(Debug)]
+pub struct Recent {
+    /// The session, opened.
+    pub session: Option<SessionManager>,
+    /// What the user should hear about.
+    pub warnings: Vec<LoadWarning>,
+}
+
 /// One session: header, entry tree, leaf, and the file it is appended to (if any).
 ///
 /// ```
@@ -194,14 +205,32 @@ impl SessionManager {
     }
 
     /// Opens the session of `cwd` whose file was modified last (`-c`), or `None` when it has none.
-    pub fn continue_recent(
-        cwd: impl AsRef<Path>,
-        root: impl Into<SessionRoot>,
-    ) -> Result<Option<(Self, Vec<LoadWarning>)>, StoreError> {
-        match list::most_recent(cwd.as_ref(), &root.into())? {
-            Some(path) => Self::open(path).map(Some),
-            None => Ok(None),
-        }
+    pub fn continue_recent(cwd: impl AsRef<Path>, root: impl Into<SessionRoot>) -> Result<Recent, StoreError> {
+        let (newest, skipped) = list::most_recent(cwd.as_ref(), &root.into())?;
+        let mut warnings: Vec<LoadWarning> = skipped
+            .into_iter()
+            .filter_map(|error| {
+                let (path, why) = match error {
+                    StoreError::InvalidHeader { path, reason } => (path, format!("no valid session header ({reason})")),
+                    StoreError::Read { path, source } => (path, format!("cannot be read ({source})")),
+                    _ => return None,
+                };
+                Some(LoadWarning {
+                    path,
+                    line: 1,
+                    message: format!("{why}; skipped by --continue"),
+                })
+            })
+            .collect();
+        let session = match newest {
+            Some(path) => {
+                let (session, load_warnings) = Self::open(path)?;
+                warnings.extend(load_warnings);
+                Some(session)
+            }
+            None => None,
+        };
+        Ok(Recent { session, warnings })
     }
 
     /// The sessions of `cwd`, newest activity first (`/resume`, `-r`).

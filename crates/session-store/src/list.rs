@@ -192,13 +192,28 @@ pub(crate) fn list_all(root: &SessionRoot) -> Result<Vec<SessionInfo>, StoreErro
 }
 
 /// The session file of `cwd` modified last (by file time), among files with a valid header.
-pub(crate) fn most_recent(cwd: &Path, root: &SessionRoot) -> Result<Option<PathBuf>, StoreError> {
-    let newest = session_files(&root.dir_for(cwd))?
+pub(crate) fn most_recent(cwd: &Path, root: &SessionRoot) -> Result<(Option<PathBuf>, Vec<StoreError>), StoreError> {
+    let mut valid = Vec::new();
+    let mut damaged = Vec::new();
+    for path in session_files(&root.dir_for(cwd))? {
+        let Some(modified) = std::fs::metadata(&path).ok().and_then(|m| m.modified().ok()) else {
+            continue;
+        };
+        match read_header(&path) {
+            Ok(_) => valid.push((modified, path)),
+            Err(error) => damaged.push((modified, error)),
+        }
+    }
+    let newest = valid
         .into_iter()
-        .filter(|path| read_header(path).is_ok())
-        .filter_map(|path| Some((std::fs::metadata(&path).ok()?.modified().ok()?, path)))
         .max_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-    Ok(newest.map(|(_, path)| path))
+    // Only the damaged files that would have been chosen are worth a word.
+    let skipped = damaged
+        .into_iter()
+        .filter(|(modified, _)| newest.as_ref().is_none_or(|(chosen, _)| modified >= chosen))
+        .map(|(_, error)| error)
+        .collect();
+    Ok((newest.map(|(_, path)| path), skipped))
 }
 
 /// Whether `query` names a session file (it has a path separator or ends in `.jsonl`) rather than

@@ -733,7 +733,12 @@ fn set_mtime(path: &Path, seconds_after_epoch: u64) {
 #[test]
 fn continue_recent_picks_the_newest_file_of_the_cwd() {
     let root = tempfile::tempdir().unwrap();
-    assert!(SessionManager::continue_recent("/w", root.path()).unwrap().is_none());
+    assert!(
+        SessionManager::continue_recent("/w", root.path())
+            .unwrap()
+            .session
+            .is_none()
+    );
     let mut files = Vec::new();
     for _ in 0..3 {
         let (session, file) = written_session(root.path(), 1);
@@ -754,10 +759,16 @@ fn continue_recent_picks_the_newest_file_of_the_cwd() {
     std::fs::write(&bogus, "garbage\n").unwrap();
     set_mtime(&bogus, 8_000_000);
 
-    let (session, _) = SessionManager::continue_recent("/w", root.path()).unwrap().unwrap();
+    let session = SessionManager::continue_recent("/w", root.path())
+        .unwrap()
+        .session
+        .unwrap();
     assert_eq!(session.id(), files[0].0);
     set_mtime(&files[2].1, 4_000_000);
-    let (session, _) = SessionManager::continue_recent("/w", root.path()).unwrap().unwrap();
+    let session = SessionManager::continue_recent("/w", root.path())
+        .unwrap()
+        .session
+        .unwrap();
     assert_eq!(session.id(), files[2].0);
 }
 
