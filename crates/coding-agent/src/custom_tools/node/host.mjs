@@ -10,8 +10,8 @@
 // `pendingAction.apply` / `reject`, `session` and `shutdown` are then served from the tools.
 //
 // The packages pi resolves for its tools (`@sinclair/typebox`, `@mariozechner/pi-coding-agent`,
-// `@mariozechner/pi-ai`, `@mariozechner/pi-tui`) resolve here to small shims defined in this file,
-// through a Node module-resolution hook. The same file is therefore loaded twice in the
+// `@mariozechner/pi-ai`, `@mariozechner/pi-tui`, `@mariozechner/pi-agent-core`) resolve here to
+// small shims defined in this file, through a Node module-resolution hook. The same file is therefore loaded twice in the
 // `module.register` case (Node.js before 22.15): as the host (no query), and as the hook module
 // (`?pi-hooks`) in Node's loader thread, where only the exported `initialize`, `resolve` and `load`
 // hooks are used and nothing else runs. With `module.registerHooks` (22.15 and newer) the hooks run
@@ -27,7 +27,7 @@ import { spawn } from "node:child_process";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { readFileSync, statSync } from "node:fs";
 import * as nodeModule from "node:module";
-import { resolve as resolvePath } from "node:path";
+import { basename, dirname, resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -290,13 +290,27 @@ class Box extends Container {
   }
 }
 
+/** A text style that leaves the text as it is (the host never renders). */
+const plain = (text) => String(text ?? "");
+
+/** pi-coding-agent's `getMarkdownTheme`: the styles pi-tui's `Markdown` takes. The host renders
+ *  nothing, so every style returns its text unstyled (`highlightCode` its lines). */
+function getMarkdownTheme() {
+  const names = ["heading", "link", "linkUrl", "code", "codeBlock", "codeBlockBorder", "quote", "quoteBorder", "hr", "listBullet", "bold", "italic", "underline", "strikethrough"];
+  return { ...Object.fromEntries(names.map((name) => [name, plain])), highlightCode: (code) => String(code ?? "").split("\n") };
+}
+
 /** Type-only names of pi-coding-agent that tools import (exported as `undefined`). */
 const CODING_AGENT_TYPE_NAMES = [
   "CustomToolFactory", "CustomTool", "CustomAgentTool", "CustomToolAPI", "ToolAPI", "ToolUIContext",
   "CustomToolContext", "CustomToolUIContext", "CustomToolResult", "CustomToolPendingAction", "ExecOptions",
   "ExecResult", "ToolSessionEvent", "SessionEvent", "CustomToolSessionEvent", "SessionEntry", "AgentToolResult",
   "AgentToolUpdateCallback", "RenderResultOptions", "Theme", "ToolDefinition", "ToolExecutionMode",
+  "ReadonlySessionManager", "SessionTreeNode", "MarkdownTheme",
 ];
+
+/** Type-only names of pi-agent-core that tools import (exported as `undefined`). */
+const PI_AGENT_CORE_TYPE_NAMES = ["AgentTool", "AgentToolResult", "AgentToolUpdateCallback", "AgentMessage"];
 
 /** Type-only names of pi-ai that tools import (exported as `undefined`). */
 const PI_AI_TYPE_NAMES = ["TextContent", "ImageContent", "Model", "Api", "Message", "ToolResultMessage"];
@@ -317,7 +331,8 @@ const SHIMS = {
     ...placeholders(PI_TUI_TYPE_NAMES),
     Component, Text, TruncatedText, Markdown, Spacer, Container, Box, visibleWidth, truncateToWidth,
   },
-  codingAgent: { ...placeholders(CODING_AGENT_TYPE_NAMES) },
+  codingAgent: { ...placeholders(CODING_AGENT_TYPE_NAMES), getMarkdownTheme },
+  piAgentCore: { ...placeholders(PI_AGENT_CORE_TYPE_NAMES) },
 };
 
 /** Which shim a bare package name resolves to. */
@@ -327,9 +342,11 @@ const SHIM_PACKAGES = new Map([
   ["@mariozechner/pi-ai", "piAi"],
   ["@mariozechner/pi-tui", "piTui"],
   ["@mariozechner/pi-coding-agent", "codingAgent"],
+  ["@mariozechner/pi-agent-core", "piAgentCore"],
   ["@oh-my-pi/pi-ai", "piAi"],
   ["@oh-my-pi/pi-tui", "piTui"],
   ["@oh-my-pi/pi-coding-agent", "codingAgent"],
+  ["@oh-my-pi/pi-agent-core", "piAgentCore"],
 ]);
 
 /** The `data:` URL of the module re-exporting shim `id` from the host module (one instance). */
@@ -589,6 +606,160 @@ function toolsFrom(created) {
   return list;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The two historical tool signatures
+// ---------------------------------------------------------------------------------------------
+
+/** pi's first custom-tool signature (pi up to 0.30): `execute(toolCallId, params, signal, onUpdate)`. */
+const SEED_SIGNATURE = "seed";
+/** pi's later one (0.31 to 0.34, before custom tools became extensions):
+ *  `execute(toolCallId, params, onUpdate, ctx, signal)`. */
+const CONTEXT_SIGNATURE = "context";
+
+/** The names of the parameters of function `fn` as its source declares them (`undefined` for a
+ *  destructured one; an empty list when the source is not JavaScript, e.g. a bound function). */
+function parameterNames(fn) {
+  let source;
+  try {
+    source = Function.prototype.toString.call(fn);
+  } catch {
+    return [];
+  }
+  const arrow = /^\s*(?:async\s+)?([A-Za-z_$][\w$]*)\s*=>/.exec(source);
+  if (arrow) return [arrow[1]];
+  const open = source.indexOf("(");
+  if (open < 0) return [];
+  const names = [];
+  let depth = 0;
+  let current = "";
+  let quote;
+  for (let i = open + 1; i < source.length; i++) {
+    const c = source[i];
+    if (quote !== undefined) {
+      if (c === "\\") i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === '"' || c === "'" || c === "`") quote = c;
+    else if (c === "(" || c === "[" || c === "{") depth++;
+    else if (c === ")" && depth === 0) {
+      names.push(current);
+      break;
+    } else if (c === ")" || c === "]" || c === "}") depth--;
+    else if (c === "," && depth === 0) {
+      names.push(current);
+      current = "";
+      continue;
+    }
+    current += c;
+  }
+  return names.map((text) => /^\s*(?:\.\.\.)?\s*([A-Za-z_$][\w$]*)/.exec(text)?.[1]);
+}
+
+/** What a parameter name says it receives (leading underscores and case ignored). */
+function parameterRole(name) {
+  const bare = (name ?? "").replace(/^_+/, "").toLowerCase();
+  if (bare === "") return undefined;
+  if (/signal|abort/.test(bare)) return "signal";
+  if (/update|progress/.test(bare)) return "onUpdate";
+  if (bare === "ctx" || /context/.test(bare)) return "ctx";
+  return undefined;
+}
+
+/**
+ * Which of pi's two `execute` signatures `tool` uses (docs/custom-tools.md, "Two signatures"):
+ *
+ * 1. `execute` declares five or more parameters: the later one (`ctx` and `signal` are 4th and 5th).
+ * 2. The names of its 3rd and 4th parameters: `signal` / `abort…` 3rd or `onUpdate` / `…progress`
+ *    4th is the seed's; `onUpdate` 3rd or `ctx` / `…context` 4th is the later one (a leading `_`
+ *    does not count, so `_signal` is a signal).
+ * 3. `onSession` declares two parameters (`event, ctx`): the later one.
+ * 4. Otherwise the seed's, which is also what a tool with fewer than three parameters gets (it
+ *    uses neither `signal` nor `onUpdate`, so both signatures call it alike).
+ */
+function signatureOf(tool) {
+  const execute = tool.execute;
+  if (execute.length >= 5) return CONTEXT_SIGNATURE;
+  const [, , third, fourth] = parameterNames(execute);
+  const thirdRole = parameterRole(third);
+  const fourthRole = parameterRole(fourth);
+  if (thirdRole === "signal" || fourthRole === "onUpdate") return SEED_SIGNATURE;
+  if (thirdRole === "onUpdate" || fourthRole === "ctx") return CONTEXT_SIGNATURE;
+  if (typeof tool.onSession === "function" && tool.onSession.length >= 2) return CONTEXT_SIGNATURE;
+  return SEED_SIGNATURE;
+}
+
+/** The signature of each tool's `execute`, decided on its first call. */
+const signatures = new WeakMap();
+
+/** Calls `tool.execute` in the signature it uses: the seed's `(toolCallId, params, signal,
+ *  onUpdate, ctx)` or the later `(toolCallId, params, onUpdate, ctx, signal)`. */
+function callExecute(tool, callId, params, signal, onUpdate, ctx) {
+  let signature = signatures.get(tool);
+  if (signature === undefined) {
+    signature = signatureOf(tool);
+    signatures.set(tool, signature);
+  }
+  if (signature === CONTEXT_SIGNATURE) return tool.execute(callId, params, onUpdate, ctx, signal);
+  return tool.execute(callId, params, signal, onUpdate, ctx);
+}
+
+/**
+ * pi's `ReadonlySessionManager` (pi 0.31 to 0.34) over what the host knows of the session: the
+ * entries of the current branch, root first, and the session file, as of the last `session`
+ * event. `getEntries()` and `getTree()` therefore cover the current branch only, and entries the
+ * session gained since that event (the results of later calls) are not there.
+ */
+function readonlySessionManager(session, cwd) {
+  const entries = () => [...session.entries];
+  const byId = () => new Map(session.entries.filter((e) => typeof e?.id === "string").map((e) => [e.id, e]));
+  const labels = () => {
+    const found = new Map();
+    for (const entry of session.entries) {
+      if (entry?.type !== "label" || typeof entry.targetId !== "string") continue;
+      if (entry.label) found.set(entry.targetId, entry.label);
+      else found.delete(entry.targetId);
+    }
+    return found;
+  };
+  const sessionFile = () => session.sessionFile ?? undefined;
+  return {
+    getCwd: () => cwd(),
+    getSessionFile: sessionFile,
+    getSessionDir: () => (sessionFile() === undefined ? "" : dirname(sessionFile())),
+    getSessionId: () => (sessionFile() === undefined ? "" : basename(sessionFile()).replace(/\.jsonl$/, "")),
+    getHeader: () => null,
+    getLeafId: () => session.entries.at(-1)?.id ?? null,
+    getLeafEntry: () => session.entries.at(-1),
+    getEntry: (id) => byId().get(id),
+    getChildren: (parentId) => session.entries.filter((e) => e?.parentId === parentId),
+    getLabel: (id) => labels().get(id),
+    getBranch(fromId) {
+      if (fromId === undefined) return entries();
+      const known = byId();
+      const path = [];
+      for (let entry = known.get(fromId); entry; entry = entry.parentId ? known.get(entry.parentId) : undefined) {
+        path.unshift(entry);
+      }
+      return path;
+    },
+    getEntries: entries,
+    getTree() {
+      const named = labels();
+      const nodes = new Map();
+      const roots = [];
+      for (const entry of session.entries) {
+        const node = { entry, children: [] };
+        if (named.has(entry?.id)) node.label = named.get(entry.id);
+        nodes.set(entry?.id, node);
+        const parent = entry?.parentId ? nodes.get(entry.parentId) : undefined;
+        (parent ? parent.children : roots).push(node);
+      }
+      return roots;
+    },
+  };
+}
+
 /** Runs the host on stdin / stdout for the tool module at `entryPath`. */
 function startHost(entryPath) {
   const writeProtocol = process.stdout.write.bind(process.stdout);
@@ -785,15 +956,42 @@ function startHost(entryPath) {
     },
   };
 
-  /** Calls every tool's `onSession` in turn with `event` (a failing one does not keep the others
-   *  from it). Each failure goes to stderr with its stack; the returned text names them all
+  const sessionManager = readonlySessionManager(
+    {
+      get entries() {
+        return lastSession.entries;
+      },
+      get sessionFile() {
+        return lastSession.sessionFile;
+      },
+    },
+    () => state.cwd,
+  );
+
+  /** pi's `CustomToolContext` (pi 0.31 to 0.34), the `ctx` of `execute` and `onSession`: the
+   *  session as of the last `session` event; no model (`model` and `modelRegistry` are
+   *  `undefined`: pi does not tell the host); `isIdle()` is true when no call of this host is
+   *  running, `hasPendingMessages()` false, and `abort()` aborts the calls of this host. */
+  const context = Object.freeze({
+    sessionManager,
+    modelRegistry: undefined,
+    model: undefined,
+    isIdle: () => calls.size === 0,
+    hasPendingMessages: () => false,
+    abort() {
+      for (const controller of calls.values()) controller.abort();
+    },
+  });
+
+  /** Calls every tool's `onSession` in turn with `event` and `context` (the seed's tools take the
+   *  event only, the later ones both; a failing one does not keep the others from it). Each failure goes to stderr with its stack; the returned text names them all
    *  (`onSession of "<tool>" failed: <message>`, joined by `; `), or is `undefined`. */
   async function emitSession(event) {
     const failures = [];
     for (const tool of state.tools ?? []) {
       if (typeof tool.onSession !== "function") continue;
       try {
-        await tool.onSession(event);
+        await tool.onSession(event, context);
       } catch (error) {
         console.error(`pi tool host: onSession of "${tool.name}" failed:`, error);
         failures.push(`onSession of "${tool.name}" failed: ${messageOf(error)}`);
@@ -861,7 +1059,7 @@ function startHost(entryPath) {
       if (tool === undefined) throw new RpcError(-32602, state.tools ? `Unknown tool: ${name}` : "Not initialized");
       // Cancelled before it started: the tool is not called at all.
       if (controller.signal.aborted) throw new Error("Operation aborted");
-      const result = await withPushes(() => tool.execute(callId, params ?? {}, controller.signal, onUpdate));
+      const result = await withPushes(() => callExecute(tool, callId, params ?? {}, controller.signal, onUpdate, context));
       return normalizeResult(result);
     } finally {
       finished = true;

@@ -1506,3 +1506,164 @@ async fn example_batch_rename_preview_applies_or_discards() {
     assert!(error.starts_with("Not found: "), "{error}");
     assert_eq!(host.shutdown().await.code(), Some(0));
 }
+
+// ---------------------------------------------------------------------------------------------
+// pi's two custom-tool signatures, and pi-mono's own examples (fixtures/pi-mono/<release>/)
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn execute_gets_the_arguments_of_the_signature_the_tool_declares() {
+    let Some(mut host) = Host::start(&fixture("signatures.mjs"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    host.initialize(cwd.path(), false).await;
+    // The 3rd, 4th and 5th argument each tool received.
+    let seed = "signal onUpdate ctx";
+    let later = "onUpdate ctx signal";
+    for (tool, expected) in [
+        ("seed", seed),
+        ("later", later),
+        ("later_four", later),
+        ("seed_three", seed),
+        ("by_on_session", later),
+        ("unknown", seed),
+        ("bound", seed),
+    ] {
+        let result = host
+            .call("execute", json!({"callId": tool, "tool": tool, "params": {}}))
+            .await;
+        assert_eq!(text(&result), expected, "{tool}");
+    }
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+/// The pi-mono releases whose examples are fixtures: the seed's signature, then the later one.
+const PI_MONO_RELEASES: [&str; 2] = ["v0.30.2", "v0.34.2"];
+
+/// pi-mono's example `tool` of `release` (fixtures/pi-mono/README.md).
+fn pi_mono(release: &str, tool: &str) -> PathBuf {
+    fixture("pi-mono").join(release).join(tool).join("index.ts")
+}
+
+#[tokio::test]
+async fn pi_mono_hello_runs_at_both_releases() {
+    for release in PI_MONO_RELEASES {
+        let Some(mut host) = Host::start(&pi_mono(release, "hello"), &[]).await else {
+            return;
+        };
+        let cwd = tempfile::tempdir().unwrap();
+        let tools = host.initialize(cwd.path(), false).await;
+        assert_eq!(tools["tools"][0]["name"], "hello", "{release}");
+        let result = host
+            .call(
+                "execute",
+                json!({"callId": "c", "tool": "hello", "params": {"name": "pi"}}),
+            )
+            .await;
+        assert_eq!(
+            result,
+            json!({"content": [{"type": "text", "text": "Hello, pi!"}], "details": {"greeted": "pi"}}),
+            "{release}"
+        );
+        assert_eq!(host.shutdown().await.code(), Some(0), "{release}");
+    }
+}
+
+#[tokio::test]
+async fn pi_mono_question_asks_the_user_through_pi_at_both_releases() {
+    for release in PI_MONO_RELEASES {
+        let Some(mut host) = Host::start(&pi_mono(release, "question"), &[]).await else {
+            return;
+        };
+        let cwd = tempfile::tempdir().unwrap();
+        host.initialize(cwd.path(), true).await;
+        let id = host
+            .execute("c", "question", json!({"question": "Tea?", "options": ["yes", "no"]}))
+            .await;
+        let select = host.recv().await;
+        assert_eq!(select["method"], "ui.select", "{release}");
+        assert_eq!(select["params"], json!({"title": "Tea?", "options": ["yes", "no"]}));
+        host.reply(&select["id"], json!("yes")).await;
+        let answer = host.response(id).await;
+        assert_eq!(text(&answer["result"]), "User selected: yes", "{release}");
+        assert_eq!(
+            answer["result"]["details"],
+            json!({"question": "Tea?", "options": ["yes", "no"], "answer": "yes"})
+        );
+        assert_eq!(host.shutdown().await.code(), Some(0), "{release}");
+    }
+}
+
+#[tokio::test]
+async fn pi_mono_todo_rebuilds_its_list_from_the_branch_at_both_releases() {
+    // v0.30.2 reads `event.entries`; v0.34.2 `ctx.sessionManager.getBranch()` (before, its
+    // `onSession(event, ctx)` threw on the missing ctx and the list stayed empty).
+    let entry = |id: &str, parent: Value, details: Value| {
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2025-01-01T00:00:00Z",
+               "message": {"role": "toolResult", "toolCallId": "t", "toolName": "todo", "content": [], "details": details, "isError": false, "timestamp": 0}})
+    };
+    let entries = json!([
+        entry(
+            "a1",
+            Value::Null,
+            json!({"action": "add", "todos": [{"id": 1, "text": "eggs", "done": false}], "nextId": 2})
+        ),
+        entry(
+            "a2",
+            json!("a1"),
+            json!({"action": "add", "todos": [{"id": 1, "text": "eggs", "done": false}, {"id": 2, "text": "tea", "done": true}], "nextId": 3})
+        ),
+    ]);
+    for release in PI_MONO_RELEASES {
+        let Some(mut host) = Host::start(&pi_mono(release, "todo"), &[]).await else {
+            return;
+        };
+        let cwd = tempfile::tempdir().unwrap();
+        host.initialize(cwd.path(), false).await;
+        let run = |params: Value| json!({"callId": "c", "tool": "todo", "params": params});
+        let event =
+            json!({"reason": "start", "entries": entries, "sessionFile": "/s/a.jsonl", "previousSessionFile": null});
+        assert_eq!(host.call("session", event).await, Value::Null, "{release}");
+        let listed = host.call("execute", run(json!({"action": "list"}))).await;
+        assert_eq!(text(&listed), "[ ] #1: eggs\n[x] #2: tea", "{release}");
+        let added = host
+            .call("execute", run(json!({"action": "add", "text": "milk"})))
+            .await;
+        assert_eq!(text(&added), "Added todo #3: milk", "{release}");
+
+        // A new session: nothing on its branch.
+        let event =
+            json!({"reason": "new", "entries": [], "sessionFile": "/s/b.jsonl", "previousSessionFile": "/s/a.jsonl"});
+        assert_eq!(host.call("session", event).await, Value::Null, "{release}");
+        let listed = host.call("execute", run(json!({"action": "list"}))).await;
+        assert_eq!(text(&listed), "No todos", "{release}");
+        assert_eq!(host.shutdown().await.code(), Some(0), "{release}");
+        assert!(!host.stderr().contains("failed"), "{release}: {}", host.stderr());
+    }
+}
+
+#[tokio::test]
+async fn pi_mono_subagent_loads_and_answers_at_both_releases() {
+    // Its agents come from ~/.pi/agent/agents: an empty home has none.
+    let home = tempfile::tempdir().unwrap();
+    let home_text = home.path().display().to_string();
+    let env = [("HOME", home_text.as_str()), ("USERPROFILE", home_text.as_str())];
+    for release in PI_MONO_RELEASES {
+        let Some(mut host) = Host::start(&pi_mono(release, "subagent"), &env).await else {
+            return;
+        };
+        let cwd = tempfile::tempdir().unwrap();
+        let tools = host.initialize(cwd.path(), false).await;
+        assert_eq!(tools["tools"][0]["name"], "subagent", "{release}");
+        let result = host
+            .call("execute", json!({"callId": "c", "tool": "subagent", "params": {}}))
+            .await;
+        assert_eq!(
+            text(&result),
+            "Invalid parameters. Provide exactly one mode.\nAvailable agents: none",
+            "{release}"
+        );
+        assert_eq!(host.shutdown().await.code(), Some(0), "{release}");
+    }
+}
