@@ -20,14 +20,6 @@ pub enum ToolCallError {
         /// The provider's key of the block.
         key: String,
     },
-    /// The complete arguments are not valid JSON.
-    #[error("Invalid JSON in arguments of tool call {name}: {error}")]
-    InvalidArguments {
-        /// The tool's name (empty when the provider never sent it).
-        name: String,
-        /// What the JSON parser reported.
-        error: serde_json::Error,
-    },
     /// The block under this key is text or thinking.
     #[error("Block {key} is not a tool call")]
     NotToolCall {
@@ -269,8 +261,11 @@ impl MessageBuilder {
         }
     }
 
-    /// Closes the tool call `key`, parsing its complete arguments. Invalid JSON is an error
-    /// naming the tool.
+    /// Closes the tool call `key`, parsing its complete arguments. Arguments that are not valid
+    /// JSON (a model's `{not json`, trailing text, a cut-off object) do not fail the message: as
+    /// pi does, they are repaired as far as they can be (the best-effort parse of the text, which
+    /// keeps a complete leading object and closes an unfinished one) or become `{}`, so the tool
+    /// call runs and its result — usually a validation error — tells the model what to fix.
     pub fn tool_call_end(&mut self, key: &str) -> Result<AssistantMessageEvent, ToolCallError> {
         let content_index = self
             .blocks
@@ -278,13 +273,17 @@ impl MessageBuilder {
             .copied()
             .ok_or_else(|| ToolCallError::NotStarted { key: key.to_owned() })?;
         let arguments = match self.arguments.get(&content_index) {
-            Some(accumulator) => accumulator.finish().map_err(|error| {
-                let name = match self.partial.content.get(content_index) {
-                    Some(ContentBlock::ToolCall(call)) => call.name.clone(),
-                    _ => String::new(),
-                };
-                ToolCallError::InvalidArguments { name, error }
-            })?,
+            Some(accumulator) => match accumulator.finish() {
+                Ok(arguments) => arguments,
+                Err(error) => {
+                    let name = match self.partial.content.get(content_index) {
+                        Some(ContentBlock::ToolCall(call)) => call.name.as_str(),
+                        _ => "",
+                    };
+                    tracing::debug!(tool = name, %error, "tool call arguments are not valid JSON; repaired");
+                    accumulator.current()
+                }
+            },
             None => serde_json::json!({}),
         };
         let message = self.message();

@@ -96,6 +96,23 @@ fn redact_cut_prefix(text: String, secret: &str) -> String {
     }
 }
 
+/// `error`'s text followed by its causes (`source()` chain), each once: reqwest's `error sending
+/// request for url (…)` alone does not say that the connection was refused or reset, or that the
+/// body was cut. Redact the result before showing it.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let part = inner.to_string();
+        if !part.is_empty() && !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = inner.source();
+    }
+    text
+}
+
 fn excerpt(body: &str) -> String {
     let body = body.trim();
     match body.char_indices().nth(BODY_EXCERPT_CHARS) {
@@ -195,7 +212,7 @@ impl HttpClient {
                     "Request timed out after {} seconds",
                     self.options.idle_timeout.as_secs()
                 )),
-                Ok(Err(error)) => HttpError::Transport(redact(&error.to_string(), request.secret)),
+                Ok(Err(error)) => HttpError::Transport(redact(&with_causes(&error), request.secret)),
                 Ok(Ok(response)) if response.status().is_success() => {
                     tracing::debug!(status = response.status().as_u16(), attempt, "response headers");
                     return Ok(self.body_stream(response, cancel.clone(), request.secret.map(str::to_owned)));
@@ -270,7 +287,7 @@ impl HttpClient {
                     Ok(None) => None,
                     Ok(Some(Ok(bytes))) => Some((Ok(bytes), (body, cancel, secret, false))),
                     Ok(Some(Err(error))) => {
-                        let error = HttpError::Transport(redact(&error.to_string(), secret.as_deref()));
+                        let error = HttpError::Transport(redact(&with_causes(&error), secret.as_deref()));
                         tracing::debug!(error = %error, "body stream failed");
                         Some((Err(error), (body, cancel, secret, true)))
                     }
@@ -283,6 +300,57 @@ impl HttpClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_refused_connection_names_its_cause() {
+        // A port nothing listens on: bind one, then close it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let client = HttpClient::new(HttpOptions {
+            max_retries: 0,
+            ..HttpOptions::default()
+        });
+        let body = serde_json::json!({});
+        let request = HttpRequest {
+            url: format!("http://127.0.0.1:{port}/v1/chat/completions"),
+            headers: Vec::new(),
+            body: &body,
+            secret: None,
+        };
+        let Err(HttpError::Transport(text)) = client.post_stream(&request, &CancellationToken::new()).await.map(drop)
+        else {
+            panic!("a transport error");
+        };
+        assert!(text.starts_with("error sending request for url"), "{text}");
+        assert!(text.to_lowercase().contains("connection refused"), "{text}");
+    }
+
+    #[test]
+    fn causes_are_appended_once() {
+        #[derive(Debug)]
+        struct Outer(std::io::Error);
+        impl std::fmt::Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("error decoding response body")
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let cut = Outer(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "connection closed before message completed",
+        ));
+        assert_eq!(
+            with_causes(&cut),
+            "error decoding response body: connection closed before message completed"
+        );
+    }
 
     #[test]
     fn a_key_split_by_the_excerpt_is_still_redacted() {

@@ -238,6 +238,34 @@ async fn calls_numbered_zero_with_new_ids_are_separate_calls() {
 }
 
 #[tokio::test]
+async fn malformed_tool_call_arguments_are_repaired_and_do_not_end_the_run() {
+    // What models really send: not JSON, trailing text after the object, an object cut short.
+    let calls = [
+        ("a", "{not json"),
+        ("b", "{\"city\":\"Paris\"} trailing"),
+        ("c", "{\"city\":\"Ber"),
+    ];
+    let chunks: Vec<String> = calls
+        .iter()
+        .enumerate()
+        .map(|(index, (id, arguments))| {
+            delta(json!({"tool_calls": [{"index": index, "id": id, "function": {"name": "get_weather", "arguments": arguments}}]}))
+        })
+        .chain([finish("tool_calls"), DONE.to_owned()])
+        .collect();
+    let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    let server = MockServer::start(vec![Reply::sse(200, &chunks)]).await;
+    let events = run(&server, &model(&server), &[user("x")], &[weather_tool()], &options()).await;
+    let message = final_message(&events);
+    assert_eq!(message.stop_reason, StopReason::ToolUse, "{:?}", message.error_message);
+    let arguments: Vec<&Value> = message.tool_calls().map(|call| &call.arguments).collect();
+    assert_eq!(
+        arguments,
+        [&json!({}), &json!({"city": "Paris"}), &json!({"city": "Ber"})]
+    );
+}
+
+#[tokio::test]
 async fn thinking_then_text_with_developer_role_and_effort() {
     let server = MockServer::start(vec![Reply::sse(
         200,
