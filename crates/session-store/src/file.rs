@@ -485,7 +485,15 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut temp = tempfile::Builder::new().prefix(".pi-session-").tempfile_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".pi-session-");
+    // Mode 0666 less the umask, as a plain create gives (tempfile's default is 0600).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut temp = builder.tempfile_in(dir)?;
     temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;

@@ -15,6 +15,20 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// A temporary file in `dir` to be renamed over the target. It is created with mode 0666 less the
+/// process's umask — what a plain create gives — so that a new file is not left 0600 (tempfile's
+/// private default); an existing target's permissions are copied onto it afterwards.
+fn temp_file_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".pi-write-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
+}
+
 /// Writes `bytes` to `path` atomically, keeping an existing file's permissions. A symlink is
 /// followed (its target is replaced, the link stays), and a special file such as a FIFO or a
 /// device is written in place, since renaming over it would replace the node itself, and so is
@@ -40,7 +54,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         _ => Path::new("."),
     };
     let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let mut temp = match tempfile::Builder::new().prefix(".pi-write-").tempfile_in(dir) {
+    let mut temp = match temp_file_in(dir) {
         Ok(temp) => temp,
         // A writable file in a directory we may not create files in: write in place, as pi does.
         Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied && permissions.is_some() => {
@@ -249,7 +263,7 @@ fn stage(file: &BatchWrite<'_>) -> std::io::Result<Staged> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut temp = tempfile::Builder::new().prefix(".pi-write-").tempfile_in(dir)?;
+    let mut temp = temp_file_in(dir)?;
     temp.write_all(file.contents)?;
     if let Some(metadata) = metadata {
         temp.as_file().set_permissions(metadata.permissions())?;
@@ -261,6 +275,29 @@ fn stage(file: &BatchWrite<'_>) -> std::io::Result<Staged> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_file_gets_the_mode_a_plain_create_gives() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain.txt");
+        std::fs::write(&plain, "x").unwrap();
+        let expected = std::fs::metadata(&plain).unwrap().permissions().mode() & 0o777;
+        let path = dir.path().join("new.txt");
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, expected);
+        let batch = dir.path().join("batch.txt");
+        write_all_or_nothing(&[BatchWrite {
+            path: &batch,
+            contents: b"b",
+            original: b"",
+        }])
+        .unwrap();
+        assert_eq!(
+            std::fs::metadata(&batch).unwrap().permissions().mode() & 0o777,
+            expected
+        );
+    }
 
     #[test]
     fn replaces_and_keeps_permissions() {
