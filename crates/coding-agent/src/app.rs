@@ -67,7 +67,7 @@ struct RecorderGuard(Mutex<Option<SessionSubscription>>);
 
 impl Drop for RecorderGuard {
     fn drop(&mut self) {
-        if let Some(subscription) = self.0.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(subscription) = pi_agent_core::lock(&self.0).take() {
             subscription.unsubscribe();
         }
     }
@@ -121,7 +121,7 @@ pub struct SessionStats {
 }
 
 fn lock(mutex: &Mutex<SessionManager>) -> MutexGuard<'_, SessionManager> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
+    pi_agent_core::lock(mutex)
 }
 
 impl App {

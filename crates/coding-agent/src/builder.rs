@@ -3,7 +3,7 @@
 //! (discovered, `--tool` paths, MCP servers, native factories), the user interface tools may ask,
 //! the steering and follow-up queues, and the system prompt.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use pi_agent_core::{Model, StreamFn, ThinkingLevel};
@@ -373,16 +373,12 @@ impl SessionBuilder {
                 append: append.map(|a| text_or_file(&a, &cwd)),
                 context_files,
                 now: now_text(),
-                cwd: display(&cwd),
+                cwd: cwd.display().to_string(),
             })
         })
         .await?;
         Ok(prompt)
     }
-}
-
-fn display(path: &Path) -> String {
-    path.display().to_string()
 }
 
 #[cfg(test)]

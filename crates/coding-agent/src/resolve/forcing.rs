@@ -87,7 +87,7 @@ impl ResolveForcing {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        pi_agent_core::lock(&self.state)
     }
 
     /// True after the breaker tripped for the current pending actions.
@@ -194,7 +194,7 @@ impl ResolveForcing {
                 let outcome = outcome.clone();
                 Box::pin(async move {
                     let result = run.await;
-                    *outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(result.is_ok());
+                    *pi_agent_core::lock(&outcome) = Some(result.is_ok());
                     result
                 })
             });

@@ -146,7 +146,7 @@ impl PendingActionStore {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        pi_agent_core::lock(&self.inner)
     }
 
     /// Pushes an action on top, then tells every push listener `(action, new_len)` (outside the

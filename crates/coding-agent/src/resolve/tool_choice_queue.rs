@@ -223,7 +223,7 @@ impl ToolChoiceQueue {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        pi_agent_core::lock(&self.state)
     }
 
     /// Queues a directive yielding `choice` once.

@@ -361,7 +361,7 @@ fn versions() -> &'static Mutex<HashMap<PathBuf, NodeVersion>> {
 
 /// The version of `node` (`node --version`, run once per path).
 pub async fn node_version(node: &Path) -> Result<NodeVersion, NodeError> {
-    if let Some(version) = versions().lock().unwrap_or_else(|p| p.into_inner()).get(node) {
+    if let Some(version) = pi_agent_core::lock(versions()).get(node) {
         return Ok(*version);
     }
     let run = tokio::process::Command::new(node)
@@ -385,10 +385,7 @@ pub async fn node_version(node: &Path) -> Result<NodeVersion, NodeError> {
         node: node.to_path_buf(),
         printed: text.trim().to_owned(),
     })?;
-    versions()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(node.to_path_buf(), version);
+    pi_agent_core::lock(versions()).insert(node.to_path_buf(), version);
     Ok(version)
 }
 

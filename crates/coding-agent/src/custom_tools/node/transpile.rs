@@ -187,18 +187,6 @@ fn cache_key(file: &Path, text: &str) -> String {
     hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Writes `contents` to `path` atomically (a temporary file in its directory renamed into place).
-fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut temp = tempfile::Builder::new()
-        .prefix(".ts-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    std::io::Write::write_all(&mut temp, contents)?;
-    temp.persist(path).map_err(|error| error.error)?;
-    Ok(())
-}
-
 /// The cached specifiers of `key` in `dir`, when both its files are there.
 fn cached_specifiers(dir: &Path, key: &str) -> Option<Vec<String>> {
     if !dir.join(format!("{key}.mjs")).is_file() {
@@ -235,8 +223,8 @@ pub fn transpile_cached(file: &Path, dir: &Path) -> Result<(TranspiledModule, Ve
     std::fs::create_dir_all(dir).map_err(cache_error)?;
     let specifiers = serde_json::to_vec(&transpiled.specifiers).unwrap_or_else(|_| b"[]".to_vec());
     // The specifiers first: the `.mjs` is what marks the entry complete.
-    write_atomically(&dir.join(format!("{key}.json")), &specifiers).map_err(cache_error)?;
-    write_atomically(&output, transpiled.code.as_bytes()).map_err(cache_error)?;
+    pi_tools::atomic::write_atomic(&dir.join(format!("{key}.json")), &specifiers).map_err(cache_error)?;
+    pi_tools::atomic::write_atomic(&output, transpiled.code.as_bytes()).map_err(cache_error)?;
     let module = TranspiledModule {
         source: file.to_path_buf(),
         output,
