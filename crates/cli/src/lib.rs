@@ -482,28 +482,25 @@ async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Res
     let (args_session, cwd_owned, root_owned) = (args.session.clone(), cwd.to_path_buf(), root.clone());
     if let Some(wanted) = args_session {
         // A path (not an id prefix) is resolved here, `~` and `@` included, as the tools resolve theirs.
-        let wanted = if pi_session_store::looks_like_path(&wanted) {
+        let is_path = pi_session_store::looks_like_path(&wanted);
+        let wanted = if is_path {
             pi_tools::path::resolve_path(cwd, &wanted)
-                .to_string_lossy()
-                .into_owned()
         } else {
-            wanted
+            PathBuf::from(wanted)
         };
+        let query = wanted.to_string_lossy().into_owned();
         let found = tokio::task::spawn_blocking(move || {
-            match SessionManager::find(root_owned, &cwd_owned, &wanted) {
+            match SessionManager::find(root_owned, &cwd_owned, &query) {
                 Ok(path) => SessionManager::open(path).map(Some),
                 // A path that does not exist yet names the file of a new session.
-                Err(_) if wanted.contains('/') || wanted.ends_with(".jsonl") => Ok(None),
+                Err(_) if is_path => Ok(None),
                 Err(error) => Err(error),
             }
         })
         .await??;
         return Ok(match found {
             Some(loaded) => opened(loaded),
-            None => {
-                let file = cwd.join(args.session.as_deref().unwrap_or_default());
-                (SessionManager::create_at(cwd, file), false)
-            }
+            None => (SessionManager::create_at(cwd, wanted), false),
         });
     }
     if args.continue_session {
@@ -524,9 +521,9 @@ async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Res
         let loaded = tokio::task::spawn_blocking(move || SessionManager::open(path)).await??;
         return Ok(opened(loaded));
     }
-    SessionManager::create(cwd, root.clone())
-        .map(|s| (s, false))
-        .map_err(CliError::from)
+    let (cwd_owned, root_owned) = (cwd.to_path_buf(), root.clone());
+    let created = tokio::task::spawn_blocking(move || SessionManager::create(cwd_owned, root_owned)).await??;
+    Ok((created, false))
 }
 
 /// `-r`: lists this directory's sessions and reads the number of one from the terminal.
@@ -534,7 +531,8 @@ async fn pick_session(cwd: &Path, root: &SessionRoot, io: &Io) -> Result<Option<
     if !io.interactive {
         return Err(CliError::ResumeNeedsTerminal);
     }
-    let sessions = SessionManager::list(cwd, root.clone())?;
+    let (cwd_owned, root_owned) = (cwd.to_path_buf(), root.clone());
+    let sessions = tokio::task::spawn_blocking(move || SessionManager::list(cwd_owned, root_owned)).await??;
     if sessions.is_empty() {
         say(&io.stderr, "pi: no sessions in this directory yet; starting a new one");
         return Ok(None);

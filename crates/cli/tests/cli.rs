@@ -265,6 +265,21 @@ async fn continue_names_a_newer_session_file_it_skipped_because_its_header_is_da
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_new_session_path_under_home_is_created_where_it_names() {
+    let server = MockServer::start(vec![openai::text("Noted.")]).await;
+    let sandbox = sandbox_with(Some(&server));
+    let output = sandbox.run(&["-p", "--session", "~/kept/fresh.jsonl", "hi"]).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    std::fs::create_dir_all(sandbox.home.join("kept")).unwrap();
+    let file = sandbox.home.join("kept/fresh.jsonl");
+    assert!(
+        file.is_file(),
+        "~ is the home directory, not a folder named ~ in the project"
+    );
+    assert!(!sandbox.project.join("~").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn no_session_writes_nothing() {
     let server = MockServer::start(vec![openai::text("ok")]).await;
     let sandbox = sandbox_with(Some(&server));

@@ -494,6 +494,10 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
     let mut temp = builder.tempfile_in(dir)?;
+    // A file that is being replaced keeps its permissions.
+    if let Ok(metadata) = std::fs::metadata(path) {
+        temp.as_file().set_permissions(metadata.permissions())?;
+    }
     temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;

@@ -204,24 +204,10 @@ impl SessionManager {
         Ok((manager, loaded.warnings))
     }
 
-    /// Opens the session of `cwd` whose file was modified last (`-c`), or `None` when it has none.
+    /// Opens the session of `cwd` whose file was modified last (`-c`); [`Recent::session`] is
+    /// `None` when it has none. Newer files with a damaged header are named in the warnings.
     pub fn continue_recent(cwd: impl AsRef<Path>, root: impl Into<SessionRoot>) -> Result<Recent, StoreError> {
-        let (newest, skipped) = list::most_recent(cwd.as_ref(), &root.into())?;
-        let mut warnings: Vec<LoadWarning> = skipped
-            .into_iter()
-            .filter_map(|error| {
-                let (path, why) = match error {
-                    StoreError::InvalidHeader { path, reason } => (path, format!("no valid session header ({reason})")),
-                    StoreError::Read { path, source } => (path, format!("cannot be read ({source})")),
-                    _ => return None,
-                };
-                Some(LoadWarning {
-                    path,
-                    line: 1,
-                    message: format!("{why}; skipped by --continue"),
-                })
-            })
-            .collect();
+        let (newest, mut warnings) = list::most_recent(cwd.as_ref(), &root.into())?;
         let session = match newest {
             Some(path) => {
                 let (session, load_warnings) = Self::open(path)?;

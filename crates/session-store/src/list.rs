@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::error::StoreError;
+use super::error::{LoadWarning, StoreError};
 use super::file::read_header;
 use super::paths::{SessionRoot, is_session_file};
 use super::time::{ms_to_system_time, parse_iso_ms};
@@ -192,17 +192,22 @@ pub(crate) fn list_all(root: &SessionRoot) -> Result<Vec<SessionInfo>, StoreErro
 }
 
 /// The session file of `cwd` modified last (by file time), among files with a valid header.
-pub(crate) fn most_recent(cwd: &Path, root: &SessionRoot) -> Result<(Option<PathBuf>, Vec<StoreError>), StoreError> {
+pub(crate) fn most_recent(cwd: &Path, root: &SessionRoot) -> Result<(Option<PathBuf>, Vec<LoadWarning>), StoreError> {
     let mut valid = Vec::new();
     let mut damaged = Vec::new();
     for path in session_files(&root.dir_for(cwd))? {
         let Some(modified) = std::fs::metadata(&path).ok().and_then(|m| m.modified().ok()) else {
             continue;
         };
-        match read_header(&path) {
-            Ok(_) => valid.push((modified, path)),
-            Err(error) => damaged.push((modified, error)),
-        }
+        let why = match read_header(&path) {
+            Ok(_) => {
+                valid.push((modified, path));
+                continue;
+            }
+            Err(StoreError::InvalidHeader { reason, .. }) => format!("no valid session header ({reason})"),
+            Err(error) => format!("cannot be read ({error})"),
+        };
+        damaged.push((modified, path, why));
     }
     let newest = valid
         .into_iter()
@@ -210,8 +215,12 @@ pub(crate) fn most_recent(cwd: &Path, root: &SessionRoot) -> Result<(Option<Path
     // Only the damaged files that would have been chosen are worth a word.
     let skipped = damaged
         .into_iter()
-        .filter(|(modified, _)| newest.as_ref().is_none_or(|(chosen, _)| modified >= chosen))
-        .map(|(_, error)| error)
+        .filter(|(modified, _, _)| newest.as_ref().is_none_or(|(chosen, _)| modified >= chosen))
+        .map(|(_, path, why)| LoadWarning {
+            path,
+            line: 1,
+            message: format!("{why}; skipped by --continue"),
+        })
         .collect();
     Ok((newest.map(|(_, path)| path), skipped))
 }

@@ -88,16 +88,9 @@ impl Default for InteractiveOptions {
     }
 }
 
-/// Makes the interactive mode the tools' user interface (call it before custom tools load, so
-/// they see `hasUI`); the receiver goes into [`InteractiveOptions::requests`].
-pub fn install_ui(session: &pi_coding_agent::AgentSession) -> mpsc::UnboundedReceiver<UiRequest> {
-    let (ui, rx) = new_ui();
-    session.set_ui(ui);
-    rx
-}
-
 /// The interactive mode's user interface for tools, and the dialog requests it sends to the
-/// screen (give both to a [`SessionBuilder`](pi_coding_agent::SessionBuilder) and the mode).
+/// screen: give the first to a [`SessionBuilder`](pi_coding_agent::SessionBuilder) (before custom
+/// tools load, so they see `hasUI`) and the receiver to [`InteractiveOptions::requests`].
 pub fn new_ui() -> (Arc<dyn pi_coding_agent::ToolUi>, mpsc::UnboundedReceiver<UiRequest>) {
     let (tx, rx) = mpsc::unbounded_channel();
     (Arc::new(TuiUi::new(tx)), rx)
