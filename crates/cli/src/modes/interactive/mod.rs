@@ -67,7 +67,7 @@ pub struct InteractiveOptions {
     pub header: Vec<String>,
     /// Messages sent as soon as the screen is up (the command line's prompt).
     pub initial: Vec<AgentMessage>,
-    /// The tools' questions ([`install_ui`] makes the channel).
+    /// The tools' questions ([`new_ui`] makes the channel).
     pub requests: Option<mpsc::UnboundedReceiver<UiRequest>>,
     /// Warnings to show as notices (the session file could not be written).
     pub warnings: Option<mpsc::UnboundedReceiver<String>>,
