@@ -9,7 +9,8 @@ use tracing::Instrument;
 use tokio_util::sync::CancellationToken;
 
 use crate::builder::{MessageBuilder, ToolCallError};
-use crate::http::{HttpClient, HttpError, HttpRequest, redact};
+use crate::http::{HttpClient, HttpError, HttpRequest};
+use crate::redact::{redact, redacted_excerpt, register_secret};
 use crate::sse::{SseEvent, SseParser};
 
 /// Why a [`WireProtocol`] ended a response with an error; [`std::fmt::Display`] is the error
@@ -65,6 +66,57 @@ pub enum ProtocolError {
     /// The Anthropic body ended before `message_stop`.
     #[error("Anthropic stream ended before message_stop")]
     NoMessageStop,
+    /// A successful response whose body is not a server-sent event stream (a JSON object, an
+    /// HTML page, garbage); `excerpt` is its start, redacted.
+    #[error("The response from {provider} is not an event stream{}: {excerpt}", nor_json(.json_error.as_deref()))]
+    NotAnEventStream {
+        /// The provider named in the text.
+        provider: String,
+        /// Why the body is not JSON either, when it is not.
+        json_error: Option<String>,
+        /// The start of the body.
+        excerpt: String,
+    },
+}
+
+fn nor_json(error: Option<&str>) -> String {
+    error.map(|error| format!(" nor JSON ({error})")).unwrap_or_default()
+}
+
+/// Longest start of a body that is not an event stream quoted in its error.
+const BODY_EXCERPT_CHARS: usize = 500;
+
+/// How much of a body's start is kept until its first event, to describe a body that is not an
+/// event stream.
+const KEPT_BODY_BYTES: usize = 4096;
+
+/// Whether `line` (the first non-blank line of a body) is a line of a server-sent event stream.
+fn is_sse_line(line: &str) -> bool {
+    line.starts_with(':') || {
+        let field = line.split(':').next().unwrap_or(line);
+        matches!(field.trim_end(), "data" | "event" | "id" | "retry")
+    }
+}
+
+/// The error for a successful body that held no event, or `None` when it is empty or reads as an
+/// event stream (comments only, an event cut short).
+fn not_an_event_stream(provider: &str, start: &[u8]) -> Option<ProtocolError> {
+    let text = String::from_utf8_lossy(start);
+    let first = text.lines().map(str::trim).find(|line| !line.is_empty())?;
+    if is_sse_line(first) {
+        return None;
+    }
+    let json_error = match serde_json::from_str::<Value>(text.trim()) {
+        Ok(_) => None,
+        // A body longer than what was kept is judged on its start: only a syntax error there counts.
+        Err(error) if error.is_eof() && start.len() >= KEPT_BODY_BYTES => None,
+        Err(error) => Some(error.to_string()),
+    };
+    Some(ProtocolError::NotAnEventStream {
+        provider: provider.to_owned(),
+        json_error,
+        excerpt: redacted_excerpt(&text, BODY_EXCERPT_CHARS, None),
+    })
 }
 
 fn quoted_data(data: Option<&str>) -> String {
@@ -140,8 +192,12 @@ pub fn drive(
         model = %model.id,
         host = %url_host(&request.url),
     );
+    if let Some(key) = &request.api_key {
+        register_secret(key);
+    }
     let state = Driver {
         client,
+        provider: model.provider.clone(),
         request,
         protocol,
         builder: Some(MessageBuilder::new(model)),
@@ -152,6 +208,8 @@ pub fn drive(
         out: VecDeque::new(),
         started: false,
         ended: false,
+        events_seen: false,
+        body_start: Vec::new(),
     };
     Box::pin(futures::stream::unfold((state, span), |(mut state, span)| async move {
         let event = state.next_event().instrument(span.clone()).await?;
@@ -184,6 +242,7 @@ type Body = futures::stream::BoxStream<'static, Result<bytes::Bytes, HttpError>>
 
 struct Driver<P> {
     client: HttpClient,
+    provider: String,
     request: PreparedRequest,
     protocol: P,
     /// `None` once the final event was produced.
@@ -195,6 +254,10 @@ struct Driver<P> {
     out: VecDeque<AssistantMessageEvent>,
     started: bool,
     ended: bool,
+    /// Whether the body produced an event.
+    events_seen: bool,
+    /// The start of the body until its first event (at most [`KEPT_BODY_BYTES`]).
+    body_start: Vec<u8>,
 }
 
 impl<P: WireProtocol> Driver<P> {
@@ -220,6 +283,12 @@ impl<P: WireProtocol> Driver<P> {
                 continue;
             }
             if self.ended {
+                if !self.events_seen
+                    && let Some(error) = not_an_event_stream(&self.provider, &self.body_start)
+                {
+                    self.finish(Err((error.to_string(), false)));
+                    continue;
+                }
                 let mut produced = Vec::new();
                 let result = self.protocol.on_body_end(builder, &mut produced);
                 self.out.extend(produced);
@@ -247,13 +316,27 @@ impl<P: WireProtocol> Driver<P> {
                 continue;
             };
             match body.next().await {
-                Some(Ok(chunk)) => self.sse.extend(self.parser.feed(&chunk)),
+                Some(Ok(chunk)) => {
+                    if !self.events_seen && self.body_start.len() < KEPT_BODY_BYTES {
+                        let room = KEPT_BODY_BYTES - self.body_start.len();
+                        self.body_start.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                    }
+                    let events = self.parser.feed(&chunk);
+                    if !events.is_empty() {
+                        self.events_seen = true;
+                        self.body_start = Vec::new();
+                    }
+                    self.sse.extend(events);
+                }
                 Some(Err(error)) => {
                     let aborted = error == HttpError::Aborted;
                     self.finish(Err((error.to_string(), aborted)));
                 }
                 None => {
-                    self.sse.extend(self.parser.finish());
+                    if let Some(event) = self.parser.finish() {
+                        self.events_seen = true;
+                        self.sse.push_back(event);
+                    }
                     self.ended = true;
                 }
             }

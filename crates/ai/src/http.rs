@@ -5,24 +5,36 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
+use crate::redact::{redact, redacted_excerpt};
+
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-/// Retry and timeout settings of a provider client.
+/// Retry and timeout settings of a provider client. The `pi` binary reads them from
+/// `settings.json` (`retry.provider.*`, see `docs/settings.md`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpOptions {
-    /// Retries after the first attempt for 429, 5xx and overloaded responses.
+    /// Retries after the first attempt for 429, 5xx, overloaded and transport failures
+    /// (`retry.provider.maxRetries`).
     pub max_retries: u32,
     /// First backoff delay; doubled on every retry.
     pub base_delay: Duration,
-    /// Longest delay between attempts (also caps `retry-after`).
+    /// Longest delay between attempts. A `retry-after` asking for longer fails the request at
+    /// once instead of waiting silently (`retry.provider.maxRetryDelayMs`); zero: no limit.
     pub max_retry_delay: Duration,
     /// Timeout for establishing the connection.
     pub connect_timeout: Duration,
-    /// Longest silence allowed between two body chunks (and before the response headers).
+    /// The per-attempt timeout: the longest wait for the response headers, and the longest
+    /// silence between two body chunks once the response streams (`retry.provider.timeoutMs`).
     pub idle_timeout: Duration,
+    /// The total deadline: the longest time from the first attempt until a response starts,
+    /// across every attempt and every wait between them (`retry.provider.totalTimeoutMs`). A
+    /// response that has started streaming is bounded by `idle_timeout` alone.
+    pub total_timeout: Duration,
 }
 
 impl Default for HttpOptions {
@@ -33,6 +45,7 @@ impl Default for HttpOptions {
             max_retry_delay: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(300),
+            total_timeout: Duration::from_secs(600),
         }
     }
 }
@@ -51,7 +64,24 @@ pub enum HttpError {
         /// Excerpt of the response body.
         body: String,
     },
-    /// No connection, a reset, a timeout.
+    /// The server answered with a retryable status but asked to wait longer than
+    /// [`HttpOptions::max_retry_delay`].
+    #[error(
+        "{status} status code: {body} (the server asks to retry after {}, longer than the {} allowed by retry.provider.maxRetryDelayMs)",
+        seconds(*asked),
+        seconds(*allowed)
+    )]
+    RetryTooLate {
+        /// HTTP status.
+        status: u16,
+        /// Excerpt of the response body.
+        body: String,
+        /// The delay the server asked for.
+        asked: Duration,
+        /// The longest delay allowed.
+        allowed: Duration,
+    },
+    /// No connection, a reset, a cut body, a timeout.
     #[error("{0}")]
     Transport(String),
 }
@@ -59,41 +89,16 @@ pub enum HttpError {
 /// Longest body excerpt kept in an error text.
 const BODY_EXCERPT_CHARS: usize = 1000;
 
-/// Replaces every occurrence of `secret` in `text` with `[redacted]`.
-pub fn redact(text: &str, secret: Option<&str>) -> String {
-    match secret {
-        Some(secret) if secret.len() >= 4 => text.replace(secret, "[redacted]"),
-        _ => text.to_owned(),
-    }
+/// A duration as people read it in an error text: `300 s`, `0.25 s`.
+pub(crate) fn seconds(duration: Duration) -> String {
+    let text = format!("{:.3}", duration.as_secs_f64());
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} s")
 }
 
-/// The body excerpt of an error text, the secret redacted *before* the cut (a secret the cut
-/// would split is not recognised afterwards), and a start of the secret that a cut body ends with
-/// redacted as well.
-fn redacted_excerpt(body: &str, secret: Option<&str>) -> String {
-    let whole = redact(body, secret);
-    let cut = excerpt(&whole);
-    match secret {
-        Some(secret) if secret.len() >= 4 => redact_cut_prefix(cut, secret),
-        _ => cut,
-    }
-}
-
-/// `text` with a trailing start (4 characters or more) of `secret` replaced by `[redacted]`,
-/// looking before the `…` of a cut excerpt.
-fn redact_cut_prefix(text: String, secret: &str) -> String {
-    let (body, ellipsis) = match text.strip_suffix('…') {
-        Some(body) => (body, "…"),
-        None => (text.as_str(), ""),
-    };
-    let longest = (4..secret.len())
-        .rev()
-        .filter(|&len| secret.is_char_boundary(len))
-        .find(|&len| body.ends_with(&secret[..len]));
-    match longest {
-        Some(len) => format!("{}[redacted]{ellipsis}", &body[..body.len() - len]),
-        None => text,
-    }
+/// The body excerpt of an error text, redacted before and after the cut ([`redacted_excerpt`]).
+fn body_excerpt(body: &str, secret: Option<&str>) -> String {
+    redacted_excerpt(body, BODY_EXCERPT_CHARS, secret)
 }
 
 /// `error`'s text followed by its causes (`source()` chain), each once: reqwest's `error sending
@@ -113,12 +118,10 @@ fn with_causes(error: &dyn std::error::Error) -> String {
     text
 }
 
-fn excerpt(body: &str) -> String {
-    let body = body.trim();
-    match body.char_indices().nth(BODY_EXCERPT_CHARS) {
-        Some((end, _)) => format!("{}…", &body[..end]),
-        None => body.to_owned(),
-    }
+/// The text of a failed connection or body read, after pi's `Connection error.`: the whole
+/// `source()` chain, redacted.
+fn connection_error(error: &reqwest::Error, secret: Option<&str>) -> HttpError {
+    HttpError::Transport(redact(&format!("Connection error: {}", with_causes(error)), secret))
 }
 
 /// Whether a failed status (with its body) is worth retrying.
@@ -186,14 +189,20 @@ impl HttpClient {
         &self.options
     }
 
-    /// POSTs `request` and returns the body as a stream of chunks, retrying as configured.
+    /// POSTs `request` and returns the body as a stream of chunks, retrying as configured
+    /// within the total deadline.
     pub async fn post_stream(
         &self,
         request: &HttpRequest<'_>,
         cancel: &CancellationToken,
     ) -> Result<impl Stream<Item = Result<Bytes, HttpError>> + Send + 'static, HttpError> {
+        let deadline = Instant::now() + self.options.total_timeout;
         let mut attempt = 0;
         loop {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(self.gave_up(attempt, None));
+            }
             let mut builder = self
                 .client
                 .post(&request.url)
@@ -203,60 +212,90 @@ impl HttpClient {
                 builder = builder.header(name, value);
             }
             tracing::debug!(attempt, "sending request");
+            let wait = self.options.idle_timeout.min(remaining);
             let sent = tokio::select! {
                 _ = cancel.cancelled() => return Err(HttpError::Aborted),
-                sent = tokio::time::timeout(self.options.idle_timeout, builder.send()) => sent,
+                sent = tokio::time::timeout(wait, builder.send()) => sent,
             };
-            let failure = match sent {
-                Err(_) => HttpError::Transport(format!(
-                    "Request timed out after {} seconds",
-                    self.options.idle_timeout.as_secs()
-                )),
-                Ok(Err(error)) => HttpError::Transport(redact(&with_causes(&error), request.secret)),
+            let (failure, asked) = match sent {
+                Err(_) if wait < self.options.idle_timeout => {
+                    tracing::debug!(attempt, "total deadline reached");
+                    return Err(self.gave_up(attempt + 1, None));
+                }
+                Err(_) => (
+                    HttpError::Transport(format!(
+                        "Request timed out: no response within {} (retry.provider.timeoutMs)",
+                        seconds(self.options.idle_timeout)
+                    )),
+                    None,
+                ),
+                Ok(Err(error)) => (connection_error(&error, request.secret), None),
                 Ok(Ok(response)) if response.status().is_success() => {
                     tracing::debug!(status = response.status().as_u16(), attempt, "response headers");
                     return Ok(self.body_stream(response, cancel.clone(), request.secret.map(str::to_owned)));
                 }
                 Ok(Ok(response)) => {
                     let status = response.status().as_u16();
-                    let wait = retry_after(response.headers());
+                    let asked = retry_after(response.headers());
                     let body = response.text().await.unwrap_or_default();
                     let error = HttpError::Status {
                         status,
-                        body: redacted_excerpt(&body, request.secret),
+                        body: body_excerpt(&body, request.secret),
                     };
                     tracing::debug!(status, attempt, "error status");
-                    if attempt < self.options.max_retries && retryable(status, &body) {
-                        self.backoff(attempt, wait, cancel).await?;
-                        attempt += 1;
-                        continue;
+                    if !retryable(status, &body) {
+                        return Err(error);
                     }
-                    return Err(error);
+                    (error, asked)
                 }
             };
-            tracing::debug!(attempt, error = %failure, "transport error");
-            if attempt < self.options.max_retries {
-                self.backoff(attempt, None, cancel).await?;
-                attempt += 1;
-                continue;
+            tracing::debug!(attempt, error = %failure, "attempt failed");
+            if attempt >= self.options.max_retries {
+                return Err(failure);
             }
-            return Err(failure);
+            let delay = self.backoff_delay(attempt, asked, &failure)?;
+            if Instant::now() + delay >= deadline {
+                let why = format!("the last failed with: {failure}");
+                return Err(self.gave_up(attempt + 1, Some(why)));
+            }
+            tracing::info!(retry = attempt + 1, ?delay, "retrying");
+            tokio::select! {
+                _ = cancel.cancelled() => return Err(HttpError::Aborted),
+                _ = tokio::time::sleep(delay) => {}
+            }
+            attempt += 1;
         }
     }
 
-    async fn backoff(
-        &self,
-        attempt: u32,
-        asked: Option<Duration>,
-        cancel: &CancellationToken,
-    ) -> Result<(), HttpError> {
+    /// The wait before the retry after `attempt`: what the server asked for, else the
+    /// exponential backoff, capped by `max_retry_delay`; `failure` back when the server asks for
+    /// more than that.
+    fn backoff_delay(&self, attempt: u32, asked: Option<Duration>, failure: &HttpError) -> Result<Duration, HttpError> {
+        let cap = self.options.max_retry_delay;
         let exponential = self.options.base_delay.saturating_mul(2u32.saturating_pow(attempt));
-        let delay = asked.unwrap_or(exponential).min(self.options.max_retry_delay);
-        tracing::info!(retry = attempt + 1, ?delay, "retrying");
-        tokio::select! {
-            _ = cancel.cancelled() => Err(HttpError::Aborted),
-            _ = tokio::time::sleep(delay) => Ok(()),
+        match (asked, failure) {
+            (Some(asked), HttpError::Status { status, body }) if !cap.is_zero() && asked > cap => {
+                Err(HttpError::RetryTooLate {
+                    status: *status,
+                    body: body.clone(),
+                    asked,
+                    allowed: cap,
+                })
+            }
+            (Some(asked), _) => Ok(asked),
+            (None, _) if cap.is_zero() => Ok(exponential),
+            (None, _) => Ok(exponential.min(cap)),
         }
+    }
+
+    /// The error when the total deadline ends the retries after `attempts` attempts.
+    fn gave_up(&self, attempts: u32, why: Option<String>) -> HttpError {
+        let plural = if attempts == 1 { "" } else { "s" };
+        let why = why.map(|why| format!("; {why}")).unwrap_or_default();
+        HttpError::Transport(format!(
+            "Request timed out: no response within the total deadline of {} (retry.provider.totalTimeoutMs), {attempts} attempt{plural}{why}",
+            seconds(self.options.total_timeout)
+        ))
     }
 
     fn body_stream(
@@ -279,15 +318,17 @@ impl HttpClient {
                 };
                 match next {
                     Err(_) => {
-                        let error =
-                            HttpError::Transport(format!("Stream idle for more than {} seconds", idle.as_secs()));
+                        let error = HttpError::Transport(format!(
+                            "Request timed out: the response stream was idle for more than {} (retry.provider.timeoutMs)",
+                            seconds(idle)
+                        ));
                         tracing::debug!(error = %error, "body stream failed");
                         Some((Err(error), (body, cancel, secret, true)))
                     }
                     Ok(None) => None,
                     Ok(Some(Ok(bytes))) => Some((Ok(bytes), (body, cancel, secret, false))),
                     Ok(Some(Err(error))) => {
-                        let error = HttpError::Transport(redact(&with_causes(&error), secret.as_deref()));
+                        let error = connection_error(&error, secret.as_deref());
                         tracing::debug!(error = %error, "body stream failed");
                         Some((Err(error), (body, cancel, secret, true)))
                     }
@@ -324,7 +365,10 @@ mod tests {
         else {
             panic!("a transport error");
         };
-        assert!(text.starts_with("error sending request for url"), "{text}");
+        assert!(
+            text.starts_with("Connection error: error sending request for url"),
+            "{text}"
+        );
         assert!(text.to_lowercase().contains("connection refused"), "{text}");
     }
 
@@ -353,29 +397,10 @@ mod tests {
     }
 
     #[test]
-    fn a_key_split_by_the_excerpt_is_still_redacted() {
-        let key = "sk-live-0123456789abcdefghijklmnopqrstuvwxyz";
-        // The key starts 10 characters before the cut.
-        let body = format!("{}{key} and more", "x".repeat(BODY_EXCERPT_CHARS - 10));
-        let text = redacted_excerpt(&body, Some(key));
-        assert!(!text.contains(&key[..4]), "{}", &text[text.len() - 40..]);
-        assert!(text.ends_with("[redacted]…"), "{}", &text[text.len() - 40..]);
-        // A body that merely ends with the start of the key, uncut.
-        assert_eq!(
-            redacted_excerpt("error near sk-live", Some(key)),
-            "error near [redacted]"
-        );
-        // Short bodies are redacted as before.
-        assert_eq!(
-            redacted_excerpt(&format!("bad key {key}"), Some(key)),
-            "bad key [redacted]"
-        );
-    }
-
-    #[test]
-    fn redaction_and_excerpts() {
-        assert_eq!(redact("key sk-abc123 bad", Some("sk-abc123")), "key [redacted] bad");
-        assert_eq!(excerpt(&"x".repeat(2000)).chars().count(), BODY_EXCERPT_CHARS + 1);
+    fn durations_read_as_seconds() {
+        assert_eq!(seconds(Duration::from_secs(300)), "300 s");
+        assert_eq!(seconds(Duration::from_millis(250)), "0.25 s");
+        assert_eq!(seconds(Duration::from_millis(1500)), "1.5 s");
     }
 
     #[test]

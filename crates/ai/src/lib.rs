@@ -22,6 +22,7 @@ pub mod openai_completions;
 pub mod openai_responses;
 mod partial_json;
 mod providers;
+mod redact;
 mod registry;
 mod sse;
 mod transform;
@@ -29,10 +30,11 @@ mod transform;
 pub use builder::{MessageBuilder, ToolCallError};
 pub use cost::cost_of;
 pub use driver::{Flow, PreparedRequest, ProtocolError, WireProtocol, drive};
-pub use http::{HttpClient, HttpError, HttpOptions, HttpRequest, redact};
+pub use http::{HttpClient, HttpError, HttpOptions, HttpRequest};
 pub use partial_json::{ArgumentsAccumulator, parse_partial_json};
 pub use pi_agent_core::{Model, ModelCost, StreamFn};
 pub use providers::{Providers, SUPPORTED_APIS};
+pub use redact::{MIN_SECRET_CHARS, REDACTED, names_a_credential, redact, redacted_excerpt, register_secret};
 pub use registry::{
     ModelRegistry, RegistryError, default_models_path, env_var_for_provider, is_local_url, resolve_config_value,
 };

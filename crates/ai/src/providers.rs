@@ -92,6 +92,15 @@ impl StreamFn for Providers {
         }
         let mut options = options.clone();
         options.api_key = api_key;
+        // Every secret of the request goes to the redactor before anything is sent.
+        if let Some(key) = &options.api_key {
+            crate::redact::register_secret(key);
+        }
+        for (name, value) in &options.headers {
+            if crate::redact::names_a_credential(name) {
+                crate::redact::register_secret(value);
+            }
+        }
         let resolved;
         let mut model = model;
         if let Some(registry) = &self.registry {

@@ -370,10 +370,12 @@ impl ModelRegistry {
             .and_then(|settings| settings.api_key.as_deref())
             .and_then(|value| resolve_config_value(value, &*self.env))
             .filter(|key| !key.is_empty());
-        configured.or_else(|| {
+        let key = configured.or_else(|| {
             let var = env_var_for_provider(provider)?;
             (self.env)(var).filter(|key| !key.is_empty())
-        })
+        })?;
+        crate::redact::register_secret(&key);
+        Some(key)
     }
 
     /// Whether `models.json` asks for `Authorization: Bearer <key>` on this provider
@@ -385,10 +387,20 @@ impl ModelRegistry {
     }
 
     /// Header values resolved like `apiKey` values; headers that do not resolve are left out.
+    ///
+    /// Every value that came from a command or a variable, and every value of a header whose
+    /// name names a credential ([`names_a_credential`](crate::names_a_credential): `api-key`,
+    /// `authorization`, …), is registered with the redactor ([`register_secret`](crate::register_secret)).
     pub fn resolve_headers(&self, headers: &BTreeMap<String, String>) -> BTreeMap<String, String> {
         headers
             .iter()
-            .filter_map(|(name, value)| Some((name.clone(), self.resolve_header_value(value)?)))
+            .filter_map(|(name, value)| {
+                let resolved = self.resolve_header_value(value)?;
+                if resolved != *value || crate::redact::names_a_credential(name) {
+                    crate::redact::register_secret(&resolved);
+                }
+                Some((name.clone(), resolved))
+            })
             .collect()
     }
 

@@ -34,6 +34,7 @@ fn client_with(base_delay: Duration) -> HttpClient {
         max_retry_delay: Duration::from_secs(30),
         connect_timeout: Duration::from_secs(2),
         idle_timeout: Duration::from_secs(5),
+        total_timeout: Duration::from_secs(30),
     })
 }
 

@@ -22,6 +22,7 @@ fn client(idle: Duration) -> HttpClient {
         max_retry_delay: Duration::from_millis(20),
         connect_timeout: Duration::from_millis(500),
         idle_timeout: idle,
+        total_timeout: Duration::from_secs(30),
     })
 }
 

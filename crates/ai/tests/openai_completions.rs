@@ -33,6 +33,7 @@ fn client() -> HttpClient {
         max_retry_delay: Duration::from_millis(50),
         connect_timeout: Duration::from_secs(1),
         idle_timeout: Duration::from_secs(2),
+        total_timeout: Duration::from_secs(30),
     })
 }
 

@@ -17,6 +17,8 @@
 //!     `models.json` that make it pi's default model — what most tests of the whole program use;
 //!   * [`anthropic`]: the Anthropic Messages API (`message_start`, content blocks, …);
 //!   * [`openai_responses`]: the OpenAI Responses API (`response.created`, output items, …).
+//! * Faults below HTTP: [`faults`] has a server that accepts and never answers and one that
+//!   writes raw bytes and hangs up (a stream cut mid-body).
 //! * Checking a provider's stream (pi-ai): [`stream`] has the final message, the event kinds and
 //!   the error of a `Vec<AssistantMessageEvent>`, the API key the tests send and the check that it
 //!   never leaks; [`messages`] builds history (user, assistant, tool result) to send; [`tools`]
@@ -65,6 +67,7 @@
 //! ```
 
 pub mod anthropic;
+pub mod faults;
 pub mod messages;
 pub mod openai;
 pub mod openai_responses;

@@ -160,10 +160,7 @@ struct ErrorBody {
 }
 
 fn excerpt(data: &str) -> String {
-    match data.char_indices().nth(DATA_EXCERPT_CHARS) {
-        Some((end, _)) => format!("{}…", &data[..end]),
-        None => data.to_owned(),
-    }
+    crate::redact::redacted_excerpt(data, DATA_EXCERPT_CHARS, None)
 }
 
 fn malformed(error: serde_json::Error, data: &str) -> ProtocolError {

@@ -13,7 +13,7 @@
 //! * `usage` (usually a last chunk with no choices) → token counts and cost, cached prompt tokens
 //!   counted as cache reads;
 //! * `data: [DONE]` ends the response; an `error` object in a chunk ends it with that error;
-//!   data that is not JSON is reported as `Malformed SSE data from <provider>: …`.
+//!   data that is not JSON is reported as `Malformed SSE data from <provider>: … (data: <excerpt>)`.
 //!
 //! Open blocks are closed in content order before the response finishes.
 
@@ -27,6 +27,9 @@ use super::compat::Compat;
 use crate::builder::MessageBuilder;
 use crate::driver::{Flow, ProtocolError, WireProtocol};
 use crate::sse::SseEvent;
+
+/// Longest piece of an offending event quoted in an error.
+const DATA_EXCERPT_CHARS: usize = 200;
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -386,7 +389,7 @@ impl WireProtocol for CompletionsProtocol {
         let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|error| ProtocolError::Malformed {
             provider: self.provider.clone(),
             error,
-            data: None,
+            data: Some(crate::redact::redacted_excerpt(data, DATA_EXCERPT_CHARS, None)),
         })?;
         if let Some(error) = chunk.error.as_ref().filter(|error| !error.is_null()) {
             return Err(ProtocolError::Reported {

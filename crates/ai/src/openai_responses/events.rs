@@ -69,10 +69,7 @@ fn u64_field(value: &Value, field: &str) -> Option<u64> {
 }
 
 fn excerpt(data: &str) -> String {
-    match data.char_indices().nth(DATA_EXCERPT_CHARS) {
-        Some((end, _)) => format!("{}…", &data[..end]),
-        None => data.to_owned(),
-    }
+    crate::redact::redacted_excerpt(data, DATA_EXCERPT_CHARS, None)
 }
 
 /// pi's tool-call id for a function-call item: `<call_id>|<id>`.
