@@ -168,7 +168,8 @@ impl SessionBuilder {
     }
 
     /// pi's merged `settings.json` (global and project): tool execution, shell, `ast_edit` /
-    /// `ast_grep`, custom tool paths, MCP servers, steering and follow-up modes.
+    /// `ast_grep`, custom tool paths, MCP servers, steering and follow-up modes, and the provider
+    /// timeouts and retries (`retry.provider`) of the default model boundary.
     #[must_use]
     pub fn settings(mut self, settings: Settings) -> Self {
         self.settings = settings;
@@ -288,7 +289,8 @@ impl SessionBuilder {
                     .registry
                     .clone()
                     .unwrap_or_else(|| Arc::new(ModelRegistry::builtin()));
-                Arc::new(Providers::new(HttpClient::default()).with_registry(registry))
+                let client = HttpClient::new(settings.provider_retry.http_options());
+                Arc::new(Providers::new(client).with_registry(registry))
             }
         };
         let mut options = SessionOptions::new(&self.cwd, self.model.clone())

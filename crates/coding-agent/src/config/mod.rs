@@ -2,9 +2,11 @@
 //! ([`Settings`]). `models.json` is read by [`pi_ai::ModelRegistry`].
 
 mod paths;
+mod provider_retry;
 mod settings;
 
 pub use paths::{AGENT_DIR_ENV, AgentPaths, project_dir, project_settings_file};
+pub use provider_retry::ProviderRetry;
 pub use settings::{McpServerConfig, Settings, SettingsError, merge, parse_thinking_level, thinking_level_name};
 
 /// Expands a leading `~` or `~/` with `$HOME` from `env`.

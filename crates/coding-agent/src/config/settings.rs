@@ -72,6 +72,8 @@ pub struct Settings {
     pub custom_tools: Vec<String>,
     /// `mcpServers`: MCP servers whose tools pi offers, by name.
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// `retry.provider`: timeouts and retries of the requests to the model.
+    pub provider_retry: super::ProviderRetry,
     /// The whole merged object, unknown keys included.
     pub raw: Map<String, Value>,
 }
@@ -115,6 +117,7 @@ impl Settings {
             ast_grep_enabled: reader.enabled("astGrep")?,
             custom_tools: reader.strings("customTools")?,
             mcp_servers: reader.mcp_servers()?,
+            provider_retry: super::provider_retry::read(&raw, file)?,
             raw: raw.clone(),
         })
     }
