@@ -51,6 +51,10 @@ pub fn main_with(options: RunOptions) -> std::process::ExitCode {
         println!("{VERSION}");
         return ExitCode::SUCCESS;
     }
+    // `--api-key` is a secret from the start.
+    if let Some(key) = &args.api_key {
+        pi_ai::register_secret(key);
+    }
     // The debug log (`PI_LOG` / `RUST_LOG`), before anything that logs; nothing without them.
     logging::init_for_process(args.api_key.as_deref(), options.agent_dir.as_deref());
     let io = Io::process(&args);
@@ -101,7 +105,10 @@ impl Io {
     }
 }
 
+/// Writes `text` as a line, every secret redacted ([`pi_ai::redact`]).
 fn say(output: &Output, text: &str) {
+    let text = pi_ai::redact(text, None);
+    let text = text.as_str();
     let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
     let _ = out.write_all(text.as_bytes());
     if !text.ends_with('\n') {

@@ -7,9 +7,10 @@
 //! Secrets: the crates never put an API key, a request header or body, a tool's arguments or
 //! environment values into a span or an event, and every error text they log has been through
 //! [`pi_ai::redact`] with the request's key. As a second line, every line written here goes
-//! through that same redactor with the secrets known at startup ([`known_secrets`]): `--api-key`
-//! and the values of environment variables whose names say they hold a key, token, secret or
-//! password.
+//! through that same redactor with every secret registered with it so far ([`pi_ai::register_secret`]:
+//! keys, `models.json` header values, tokens, resolved when a request is made) and the secrets
+//! known at startup ([`known_secrets`]): `--api-key` and the values of environment variables whose
+//! names say they hold a key, token, secret or password.
 
 use std::fs::File;
 use std::io::Write;
@@ -97,6 +98,8 @@ struct LineWriter<'a> {
 impl Write for LineWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = redact_all(&String::from_utf8_lossy(buf), &self.log.secrets);
+        // And every secret resolved since start-up (models.json keys and headers, tokens).
+        let text = pi_ai::redact(&text, None);
         let mut file = self.log.file.lock().unwrap_or_else(PoisonError::into_inner);
         file.write_all(text.as_bytes())?;
         Ok(buf.len())

@@ -8,6 +8,7 @@
 
 mod cli;
 mod examples;
+mod faults;
 mod interactive_loop;
 mod interactive_screens;
 mod rpc;

@@ -15,7 +15,9 @@ use super::print::Output;
 use pi_coding_agent::AgentSession;
 use pi_coding_agent::resolve::ResolveAction;
 
+/// Writes `text`, every secret redacted ([`pi_ai::redact`]).
 fn write(output: &Output, text: &str) {
+    let text = pi_ai::redact(text, None);
     let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();

@@ -4,6 +4,8 @@
 //! newline; when that message ended in an error or was aborted, its error goes to stderr and the
 //! exit code is 1. JSON: the session header, then every event as one line (see [`super::json`]).
 //!
+//! Every line written, to stdout or stderr, goes through the redactor ([`pi_ai::redact`]).
+//!
 //! A preview still pending when the run ends is never applied (pi exits, and the preview with
 //! it): text mode says so on stderr, one line per action, after the notice that forcing
 //! `resolve` stopped if it did; both modes then exit with [`EXIT_PREVIEW_NOT_APPLIED`] unless the
@@ -24,7 +26,9 @@ pub const EXIT_PREVIEW_NOT_APPLIED: i32 = 3;
 /// Where the output goes.
 pub type Output = Arc<Mutex<dyn Write + Send>>;
 
+/// Writes `line` and a newline, every secret redacted ([`pi_ai::redact`]).
 fn write_line(output: &Output, line: &str) {
+    let line = pi_ai::redact(line, None);
     let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
     // A closed stdout (e.g. `pi -p … | head`) must not crash the run.
     let _ = writeln!(out, "{line}");

@@ -39,7 +39,7 @@ impl ToolUi for StderrUi {
             return;
         }
         let mut out = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = writeln!(out, "pi: {message}");
+        let _ = writeln!(out, "pi: {}", pi_ai::redact(message, None));
         let _ = out.flush();
     }
 }

@@ -16,10 +16,11 @@ impl Writer {
         Writer { output }
     }
 
-    /// Writes `value` as one line and flushes.
+    /// Writes `value` as one line, every secret redacted ([`pi_ai::redact`]), and flushes.
     pub fn line(&self, value: &Value) {
+        let line = pi_ai::redact(&value.to_string(), None);
         let mut out = self.output.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = writeln!(out, "{value}");
+        let _ = writeln!(out, "{line}");
         let _ = out.flush();
     }
 }
