@@ -24,3 +24,23 @@ impl Writer {
         let _ = out.flush();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[test]
+    fn every_line_is_redacted() {
+        pi_ai::register_secret("rpc-writer-secret-0123");
+        let buffer = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let writer = Writer::new(buffer.clone());
+        writer.line(&serde_json::json!({"type": "agent_end", "errorMessage": "bad key rpc-writer-secret-0123"}));
+        let written = String::from_utf8(buffer.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            written,
+            "{\"type\":\"agent_end\",\"errorMessage\":\"bad key [redacted]\"}\n"
+        );
+    }
+}
