@@ -6,8 +6,13 @@
 //! one by the model's `api`. The [`ModelRegistry`] reads pi's `~/.pi/agent/models.json` and
 //! resolves API keys from the usual environment variables.
 //!
-//! Shared pieces, for these APIs and for a new one: [`HttpClient`] (retries, timeouts, error
-//! texts without the key, see [`redact`]), [`SseParser`] (an incremental SSE parser),
+//! Secrets: every key and credential header value this crate resolves or is given is registered
+//! with the one redactor ([`register_secret`]); [`redact`] keeps them out of every error text,
+//! and a program calls it on whatever else it writes (the `pi` binary: stderr, its JSON and RPC
+//! output, the debug log). A program that resolves a secret itself (an OAuth token) registers it.
+//!
+//! Shared pieces, for these APIs and for a new one: [`HttpClient`] (retries, a per-attempt
+//! timeout and a total deadline, error texts that name their cause), [`SseParser`] (an incremental SSE parser),
 //! [`ArgumentsAccumulator`] (tool-call arguments parsed while they stream), [`MessageBuilder`]
 //! (the streamed message and its events), [`WireProtocol`] and [`drive`] (the request/stream
 //! loop), [`prepare_messages`] (orphaned tool calls, failed messages) and [`cost_of`]. The

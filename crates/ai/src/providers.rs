@@ -123,6 +123,12 @@ impl StreamFn for Providers {
                     .insert("authorization".to_owned(), format!("Bearer {key}"));
             }
         }
+        // A credential header the model carries without a registry (set by a program) is a secret too.
+        for (name, value) in model.headers.iter().flatten() {
+            if crate::redact::names_a_credential(name) {
+                crate::redact::register_secret(value);
+            }
+        }
         match api {
             "openai-completions" => crate::openai_completions::stream(&self.client, model, context, &options),
             "anthropic-messages" => crate::anthropic::stream(&self.client, model, context, &options),

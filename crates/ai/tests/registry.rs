@@ -463,3 +463,26 @@ fn patterns() {
     assert_eq!(find("no-such-model"), None);
     assert_eq!(find(""), None);
 }
+
+#[test]
+fn resolved_keys_and_credential_headers_are_registered_with_the_redactor() {
+    let json = r#"{"providers": {"p": {"baseUrl": "http://h/v1", "api": "openai-completions",
+        "apiKey": "$REG_KEY",
+        "headers": {"x-deployment": "$REG_DEPLOYMENT", "x-api-token": "literal-token-0123",
+            "x-title": "literal-title-0123", "x-cmd": "!echo from-a-command-0123"},
+        "models": [{"id": "m"}]}}}"#;
+    let registry = ModelRegistry::from_json(json, "models.json").unwrap().with_env(env(&[
+        ("REG_KEY", "registered-key-0123"),
+        ("REG_DEPLOYMENT", "deployment-value-0123"),
+    ]));
+    let model = registry.find("p", "m").unwrap();
+    let headers = registry.resolve_headers(model.headers.as_ref().unwrap());
+    assert_eq!(headers["x-cmd"], "from-a-command-0123");
+    assert_eq!(registry.api_key_for("p").as_deref(), Some("registered-key-0123"));
+    let text = "registered-key-0123 deployment-value-0123 literal-token-0123 from-a-command-0123 literal-title-0123";
+    assert_eq!(
+        pi_ai::redact(text, None),
+        "[redacted] [redacted] [redacted] [redacted] literal-title-0123",
+        "a variable, a command or a credential header's name makes a secret; a plain literal does not"
+    );
+}
