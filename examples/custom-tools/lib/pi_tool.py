@@ -210,9 +210,12 @@ class Pi:
 
     # Definitions.
 
-    def tool(self, name, description, parameters=None, label=None, execution_mode=None):
+    def tool(self, name, description, parameters=None, label=None, execution_mode=None, mutated_paths=None):
         """Decorator: `fn(call, params)` becomes the tool `name`; it returns a string or
-        `result(...)`, or raises ToolError. execution_mode: "parallel" or "sequential"."""
+        `result(...)`, or raises ToolError. execution_mode: "parallel" or "sequential".
+        mutated_paths: the names of the parameters holding paths of files a call changes
+        (`mutatedPaths`): pi takes their places in its per-file mutation queue in source order
+        before the call runs (docs/custom-tools.md, "File mutations")."""
         definition = {
             "name": name,
             "description": description,
@@ -222,6 +225,8 @@ class Pi:
             definition["label"] = label
         if execution_mode is not None:
             definition["executionMode"] = execution_mode
+        if mutated_paths is not None:
+            definition["mutatedPaths"] = list(mutated_paths)
 
         def register(fn):
             self._tools[name] = (definition, fn)

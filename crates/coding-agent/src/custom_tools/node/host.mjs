@@ -577,7 +577,8 @@ function factoryOf(module) {
   return candidates.find((candidate) => typeof candidate === "function");
 }
 
-/** The tool definition sent to pi: name, label, description, JSON Schema, execution mode. */
+/** The tool definition sent to pi: name, label, description, JSON Schema, execution mode,
+ *  mutated paths. */
 function definitionOf(tool) {
   const definition = {
     name: tool.name,
@@ -588,6 +589,8 @@ function definitionOf(tool) {
   if (tool.executionMode === "sequential" || tool.executionMode === "parallel") {
     definition.executionMode = tool.executionMode;
   }
+  // Beyond pi: the parameters naming files a call changes (docs/custom-tools.md, "File mutations").
+  if (Array.isArray(tool.mutatedPaths)) definition.mutatedPaths = tool.mutatedPaths;
   return definition;
 }
 
