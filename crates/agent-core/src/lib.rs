@@ -79,7 +79,9 @@ pub use model::{
     AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, StreamFn, StreamOptions,
     ThinkingLevel, ToolChoice, default_stream_fn, set_default_stream_fn,
 };
-pub use mutation::{MutationGuard, MutationTicket, carry_held_mutations, lock_files, mutation_key, mutation_keys};
+pub use mutation::{
+    HeldMutations, MutationGuard, MutationTicket, carry_held_mutations, lock_files, mutation_key, mutation_keys,
+};
 pub use names::UnknownName;
 pub use queue::{MessageQueue, QueueMode};
 pub use sync::lock;

@@ -211,6 +211,45 @@ impl MutationGuard {
     }
 }
 
+/// The files the current task holds, kept to hold them again in other work done for the same
+/// call ([`HeldMutations::scope`]) — e.g. a request a tool process sends while its call runs.
+/// The files stay held while a `HeldMutations` of them lives.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use pi_agent_core::{HeldMutations, MutationTicket, lock_files, mutation_key};
+///
+/// let path = std::env::temp_dir().join("held-later.txt");
+/// let guard = MutationTicket::reserve([mutation_key(&path)]).acquire().await;
+/// let held = guard.hold(async { HeldMutations::current() }).await;
+/// // Later, elsewhere: the file is still held for the call.
+/// assert!(held.scope(lock_files(vec![path])).await.is_none());
+/// # });
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct HeldMutations {
+    places: Arc<Vec<Arc<Place>>>,
+}
+
+impl HeldMutations {
+    /// The files the current task holds (none outside a [`MutationGuard::hold`]).
+    pub fn current() -> Self {
+        HeldMutations { places: held_places() }
+    }
+
+    /// Whether no file is held.
+    pub fn is_empty(&self) -> bool {
+        self.places.is_empty()
+    }
+
+    /// `operation` holding these files (and those the current task holds already).
+    pub async fn scope<T>(&self, operation: impl Future<Output = T>) -> T {
+        let mut places = (*held_places()).clone();
+        places.extend(self.places.iter().cloned());
+        HELD.scope(Arc::new(places), operation).await
+    }
+}
+
 /// `operation` holding the files the current task holds — for work a call hands to another task
 /// (`tokio::spawn(carry_held_mutations(work))`), so that its [`lock_files`] of those files does not
 /// wait for the call that waits for it. The files stay held until both are done.

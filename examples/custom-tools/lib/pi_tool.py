@@ -25,6 +25,7 @@ Anything a tool prints goes to stderr: stdout belongs to the protocol. pi keeps 
 line for its error message when the process dies.
 """
 
+import contextlib
 import itertools
 import json
 import sys
@@ -130,6 +131,18 @@ class Call:
         if timeout is not None:
             params["timeout"] = int(timeout * 1000)
         return self.pi._request("exec", params)
+
+    @contextlib.contextmanager
+    def file_mutation(self, path):
+        """`with call.file_mutation(path):` holds the file's place in pi's per-file mutation queue
+        (pi's `withFileMutationQueue`) for the block: the block waits until earlier changes of the
+        file by any tool are done. Put the whole read-modify-write in it. A file the tool declared
+        in `mutated_paths` is held by the call already, and the block runs at once."""
+        answer = self.pi._request("mutationQueue.lock", {"path": str(path), "callId": self.call_id})
+        try:
+            yield
+        finally:
+            self.pi._notify("mutationQueue.unlock", {"lockId": answer["lockId"]})
 
     def push_pending_action(self, label, apply, reject=None, details=None, source_tool_name=None):
         """Stages a change instead of making it: pi forces the model to call `resolve`, which

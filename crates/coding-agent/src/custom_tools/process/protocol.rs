@@ -415,9 +415,10 @@ mod tests {
     #[test]
     fn definitions_are_checked() {
         let ok = json!({"tools": [{"name": "a", "description": "d", "parameters": {"type": "object"},
-            "executionMode": "sequential"}]});
+            "executionMode": "sequential", "mutatedPaths": ["path", "targets"]}]});
         let tools = parse_definitions(&ok).unwrap();
         assert_eq!(tools[0].execution_mode, Some(ToolExecutionMode::Sequential));
+        assert_eq!(tools[0].mutated_paths, ["path", "targets"]);
         let cases = [
             (json!({}), "the answer has no \"tools\" array"),
             (json!({"tools": []}), "the answer defines no tools"),
@@ -433,6 +434,14 @@ mod tests {
             (
                 json!({"tools": [{"name": "a", "description": "d", "parameters": {}, "executionMode": "x"}]}),
                 "tool \"a\": \"executionMode\" must be \"parallel\" or \"sequential\"",
+            ),
+            (
+                json!({"tools": [{"name": "a", "description": "d", "parameters": {}, "mutatedPaths": "path"}]}),
+                "tool \"a\": \"mutatedPaths\" must be an array of parameter names",
+            ),
+            (
+                json!({"tools": [{"name": "a", "description": "d", "parameters": {}, "mutatedPaths": [""]}]}),
+                "tool \"a\": \"mutatedPaths\" must be an array of parameter names",
             ),
             (
                 json!({"tools": [{"name": "a", "description": "d", "parameters": {}},

@@ -150,3 +150,25 @@ impl CustomTool for ProcessTool {
         self.host.on_session(self.index, event).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mutated_files_come_from_the_declared_parameters() {
+        let names = vec!["path".to_owned(), "targets".to_owned()];
+        let cwd = Path::new("/work");
+        let args = json!({"path": "@a.txt", "targets": ["b.txt", 3, "/etc/c"], "other": "d.txt"});
+        assert_eq!(
+            mutated_files_of(&names, &args, cwd),
+            [
+                PathBuf::from("/work/a.txt"),
+                PathBuf::from("/work/b.txt"),
+                PathBuf::from("/etc/c")
+            ]
+        );
+        assert!(mutated_files_of(&names, &json!({"path": 1}), cwd).is_empty());
+        assert!(mutated_files_of(&[], &args, cwd).is_empty());
+    }
+}

@@ -174,13 +174,15 @@ def stage(call, params):
 def append(call, params):
     time.sleep(params.get("delayMs", 0) / 1000)
     path = os.path.join(pi.cwd, params["path"])
-    try:
-        with open(path) as f:
-            current = f.read()
-    except FileNotFoundError:
-        current = ""
-    with open(path, "w") as f:
-        f.write(current + params["text"])
+    # Declared in mutated_paths: the call holds the file already, so this does not wait.
+    with call.file_mutation(path):
+        try:
+            with open(path) as f:
+                current = f.read()
+        except FileNotFoundError:
+            current = ""
+        with open(path, "w") as f:
+            f.write(current + params["text"])
     return "appended"
 
 
