@@ -133,6 +133,21 @@ impl std::fmt::Debug for Place {
 /// A place in the queues of some files, reserved but not yet holding them.
 ///
 /// Dropping it gives the place up: the tickets behind it move on.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use pi_agent_core::{MutationTicket, mutation_key};
+///
+/// let (a, b) = (mutation_key(&std::env::temp_dir().join("a.txt")), mutation_key(&std::env::temp_dir().join("b.txt")));
+/// let both = MutationTicket::reserve([a.clone(), b.clone()]);
+/// let only_b = MutationTicket::reserve([b.clone()]);
+/// let only_a = MutationTicket::reserve([a]);
+/// // `only_b` waits for `both`, which holds b; so does `only_a`.
+/// assert!(both.is_first() && !only_b.is_first() && !only_a.is_first());
+/// drop(both);
+/// assert!(only_b.is_first() && only_a.is_first());
+/// # });
+/// ```
 #[derive(Debug)]
 pub struct MutationTicket {
     place: Arc<Place>,
@@ -204,6 +219,18 @@ impl MutationGuard {
 
     /// Runs `operation` holding the files, then releases them: inside it, [`lock_files`] of these
     /// files returns at once. The agent loop runs every call that reserved files this way.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use pi_agent_core::{MutationTicket, lock_files, mutation_key};
+    ///
+    /// let path = std::env::temp_dir().join("held.txt");
+    /// let guard = MutationTicket::reserve([mutation_key(&path)]).acquire().await;
+    /// let inner = guard.hold(async { lock_files(vec![path.clone()]).await.is_none() }).await;
+    /// assert!(inner, "held by the task: no second place");
+    /// assert!(MutationTicket::reserve([mutation_key(&path)]).is_first(), "released after the hold");
+    /// # });
+    /// ```
     pub async fn hold<T>(self, operation: impl Future<Output = T>) -> T {
         let mut places = (*held_places()).clone();
         places.push(self.place.clone());
@@ -276,6 +303,16 @@ pub fn carry_held_mutations<F: Future>(operation: F) -> impl Future<Output = F::
 /// them, or `None` when the current task holds them all already. Files the task holds are left
 /// out; the others queue behind every ticket reserved before. The keys are computed on the
 /// blocking pool ([`mutation_key`]).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let dir = std::env::temp_dir();
+/// let guard = pi_agent_core::lock_files(vec![dir.join("x.txt"), dir.join("y.txt")]).await.unwrap();
+/// assert_eq!(guard.keys().len(), 2);
+/// // Read, change and write both files here; dropping the guard lets the next one in.
+/// drop(guard);
+/// # });
+/// ```
 pub async fn lock_files(paths: Vec<PathBuf>) -> Option<MutationGuard> {
     let keys = mutation_keys(paths).await;
     let missing: Vec<PathBuf> = keys.into_iter().filter(|key| !held_by_task(key)).collect();
@@ -285,7 +322,15 @@ pub async fn lock_files(paths: Vec<PathBuf>) -> Option<MutationGuard> {
     Some(MutationTicket::reserve(missing).acquire().await)
 }
 
-/// The queue keys of `paths`, computed on the blocking pool.
+/// The queue keys of `paths` ([`mutation_key`]), computed on the blocking pool.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let path = std::env::temp_dir().join("k.txt");
+/// let keys = pi_agent_core::mutation_keys(vec![path.clone()]).await;
+/// assert_eq!(keys, [pi_agent_core::mutation_key(&path)]);
+/// # });
+/// ```
 pub async fn mutation_keys(paths: Vec<PathBuf>) -> Vec<PathBuf> {
     if paths.is_empty() {
         return paths;

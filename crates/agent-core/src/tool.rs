@@ -369,7 +369,9 @@ pub trait TypedTool: Send + Sync + 'static {
     }
 
     /// The files a call will change, from its validated arguments, as absolute paths
-    /// ([`AgentTool::mutated_files`]). Defaults to none.
+    /// ([`AgentTool::mutated_files`], whose example shows the idea). Defaults to none. `write`
+    /// and `edit` return their `path` argument here, resolved exactly as their `execute` resolves
+    /// it, so that the place the loop reserves is the one `execute` queues for.
     fn mutated_files(&self, _args: &Value) -> Vec<PathBuf> {
         Vec::new()
     }
