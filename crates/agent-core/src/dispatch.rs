@@ -8,10 +8,18 @@
 //! * Sequential: per call, `tool_execution_start` → prepare → execute → `tool_execution_end` →
 //!   the result's `message_start` / `message_end`; an abort stops the batch after the current call.
 //! * Parallel: preflight every call in source order (start event, lookup, `prepare_arguments`,
-//!   validation, `before_tool_call`; immediate failures end right away), then run the prepared
+//!   validation, `before_tool_call`, then the reservation of the files it declares with
+//!   [`AgentTool::mutated_files`]; immediate failures end right away), then run the prepared
 //!   calls together, emitting `tool_execution_end` in completion order, then emit the result
 //!   messages in source order. An abort during preflight stops it; calls already prepared end
 //!   as `Operation aborted` without running (pi PR #8936).
+//!
+//! File mutations: a call that declared files waits, just before it runs, until every earlier
+//! call of those files (and anything else that queued for them earlier) is done, and holds them
+//! while it runs ([`crate::MutationTicket`]). Because the places are reserved during the
+//! sequential preflight, the mutations of one file land in source order in a parallel batch
+//! too — pi gets the same from JavaScript starting every `execute` synchronously in source order.
+//! A call that fails, is blocked, panics or is aborted gives its places up.
 //!
 //! No tool is executed once the run is aborted: the check after preparing a call is the last step
 //! before [`AgentTool::execute`], so tools need no abort check of their own before they start.
@@ -34,6 +42,7 @@ use crate::config::AgentLoopConfig;
 use crate::event::{AgentEvent, EventSink};
 use crate::hooks::{AfterToolCallContext, BeforeToolCallContext};
 use crate::message::{AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, now_ms};
+use crate::mutation::{MutationTicket, mutation_keys};
 use crate::tool::{AgentTool, OPERATION_ABORTED, ToolContext, ToolExecutionMode, ToolResult, ToolUpdateSink};
 
 /// Text of a call blocked by `before_tool_call` without a reason.
@@ -72,7 +81,16 @@ impl Finalized {
 
 enum Prepared {
     Immediate(Finalized),
-    Ready { tool: Arc<dyn AgentTool>, args: Value },
+    Ready(ReadyCall),
+}
+
+/// A prepared call waiting to run: its tool, its final arguments and, when it declared files
+/// ([`AgentTool::mutated_files`]), its reserved place in their mutation queues.
+struct ReadyCall {
+    index: usize,
+    tool: Arc<dyn AgentTool>,
+    args: Value,
+    ticket: Option<MutationTicket>,
 }
 
 /// A call that got a result: its message and whether it asked the run to stop.
@@ -180,13 +198,13 @@ impl Batch<'_> {
         let mut settled = Vec::with_capacity(calls.len());
         for (index, (call, span)) in calls.iter().zip(spans).enumerate() {
             emit_start(sink, call, span).await;
-            let finalized = match self.prepare(call).instrument(span.clone()).await {
+            let finalized = match self.prepare(index, call).instrument(span.clone()).await {
                 Prepared::Immediate(finalized) => {
                     emit_end(sink, call, &finalized, span).await;
                     finalized
                 }
-                Prepared::Ready { tool, args } => {
-                    let ready = vec![(index, tool, args)];
+                Prepared::Ready(ready) => {
+                    let ready = vec![ready];
                     let mut done = self.execute_all(calls, spans, ready, sink).await;
                     done.pop()
                         .map(|(_, f)| f)
@@ -208,19 +226,20 @@ impl Batch<'_> {
         let mut ready = Vec::new();
         for (index, (call, span)) in calls.iter().zip(spans).enumerate() {
             emit_start(sink, call, span).await;
-            match self.prepare(call).instrument(span.clone()).await {
+            match self.prepare(index, call).instrument(span.clone()).await {
                 Prepared::Immediate(finalized) => {
                     emit_end(sink, call, &finalized, span).await;
                     slots[index] = Some(finalized);
                 }
-                Prepared::Ready { tool, args } => ready.push((index, tool, args)),
+                Prepared::Ready(call) => ready.push(call),
             }
             if self.cancel.is_cancelled() {
                 break;
             }
         }
         if self.cancel.is_cancelled() {
-            for (index, _, _) in ready {
+            // Dropping the prepared calls gives their reserved places up.
+            for ReadyCall { index, .. } in ready {
                 let finalized = Finalized::error(OPERATION_ABORTED);
                 emit_end(sink, calls[index], &finalized, &spans[index]).await;
                 slots[index] = Some(finalized);
@@ -241,18 +260,22 @@ impl Batch<'_> {
         settled
     }
 
-    /// Prepares one call: lookup, `prepare_arguments`, validation, `before_tool_call`.
-    async fn prepare(&self, call: &ToolCall) -> Prepared {
+    /// Prepares call `index`: lookup, `prepare_arguments`, validation, `before_tool_call`, then
+    /// the reservation of the files it declares.
+    async fn prepare(&self, index: usize, call: &ToolCall) -> Prepared {
         let Some(tool) = find_tool(self.tools, &call.name) else {
             return Prepared::Immediate(Finalized::error(format!("Tool {} not found", call.name)));
         };
-        match AssertUnwindSafe(self.prepare_found(tool, call)).catch_unwind().await {
+        match AssertUnwindSafe(self.prepare_found(index, tool, call))
+            .catch_unwind()
+            .await
+        {
             Ok(prepared) => prepared,
             Err(payload) => Prepared::Immediate(Finalized::error(panic_text(payload.as_ref()))),
         }
     }
 
-    async fn prepare_found(&self, tool: &Arc<dyn AgentTool>, call: &ToolCall) -> Prepared {
+    async fn prepare_found(&self, index: usize, tool: &Arc<dyn AgentTool>, call: &ToolCall) -> Prepared {
         let raw = tool.prepare_arguments(call.arguments.clone());
         let mut args = match tool.parameters().validate(tool.name(), &raw) {
             Ok(args) => args,
@@ -280,10 +303,23 @@ impl Batch<'_> {
         if self.cancel.is_cancelled() {
             return Prepared::Immediate(Finalized::error(OPERATION_ABORTED));
         }
-        Prepared::Ready {
+        // Reserved here, while the calls are prepared one after the other in source order; a call
+        // that ends before it runs drops its ticket and with it its place.
+        let files = tool.mutated_files(&args);
+        let ticket = if files.is_empty() {
+            None
+        } else {
+            Some(MutationTicket::reserve(mutation_keys(files).await))
+        };
+        if self.cancel.is_cancelled() {
+            return Prepared::Immediate(Finalized::error(OPERATION_ABORTED));
+        }
+        Prepared::Ready(ReadyCall {
+            index,
             tool: tool.clone(),
             args,
-        }
+            ticket,
+        })
     }
 
     /// Executes prepared calls together, forwarding their updates and emitting each
@@ -292,19 +328,27 @@ impl Batch<'_> {
         &self,
         calls: &[&ToolCall],
         spans: &[Span],
-        ready: Vec<(usize, Arc<dyn AgentTool>, Value)>,
+        ready: Vec<ReadyCall>,
         sink: &mut dyn EventSink,
     ) -> Vec<(usize, Finalized)> {
         let (update_tx, mut update_rx) = mpsc::unbounded_channel::<(usize, ToolResult)>();
         let mut running: FuturesUnordered<BoxFuture<'_, (usize, Finalized)>> = FuturesUnordered::new();
-        for (index, tool, args) in ready {
+        for ReadyCall {
+            index,
+            tool,
+            args,
+            ticket,
+        } in ready
+        {
             let tx = update_tx.clone();
             let updates = ToolUpdateSink::new(move |partial| {
                 // The receiver lives until the batch ends; later updates are dropped anyway.
                 let _ = tx.send((index, partial));
             });
             let call = calls[index];
-            let run = self.execute(call, tool, args, updates).instrument(spans[index].clone());
+            let run = self
+                .execute(call, tool, args, ticket, updates)
+                .instrument(spans[index].clone());
             running.push(Box::pin(async move { (index, run.await) }));
         }
         drop(update_tx);
@@ -326,21 +370,35 @@ impl Batch<'_> {
         done
     }
 
-    /// Executes one prepared call and applies `after_tool_call`.
+    /// Executes one prepared call — after waiting for the turn of the files it reserved, which it
+    /// holds while it runs — and applies `after_tool_call`. An abort while it waits ends it as
+    /// `Operation aborted` without running.
     async fn execute(
         &self,
         call: &ToolCall,
         tool: Arc<dyn AgentTool>,
         args: Value,
+        ticket: Option<MutationTicket>,
         updates: ToolUpdateSink,
     ) -> Finalized {
+        let guard = match ticket {
+            None => None,
+            Some(ticket) => tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => return Finalized::error(OPERATION_ABORTED),
+                guard = ticket.acquire() => Some(guard),
+            },
+        };
         let ctx = ToolContext {
             cancel: self.cancel.clone(),
             updates: updates.clone(),
         };
-        let outcome = AssertUnwindSafe(tool.execute(&call.id, args.clone(), ctx))
-            .catch_unwind()
-            .await;
+        let run = tool.execute(&call.id, args.clone(), ctx);
+        // The guard is released as soon as the tool returns (or panics), before the hook.
+        let outcome = match guard {
+            Some(guard) => AssertUnwindSafe(guard.hold(run)).catch_unwind().await,
+            None => AssertUnwindSafe(run).catch_unwind().await,
+        };
         updates.settle();
         let (mut result, mut is_error) = match outcome {
             Ok(Ok(result)) => (result, false),

@@ -9,6 +9,8 @@
 //!   [`faux`]: a scripted model for tests, benchmarks and demos.
 //! * Tools: the [`AgentTool`] trait, typed tools ([`TypedTool`], [`Lenient`] parameters),
 //!   [`ToolExecutionMode`]; [`ToolParameters`]: argument validation with coercion.
+//! * The per-file mutation queue ([`MutationTicket`], [`lock_files`]): the files a call declares
+//!   ([`AgentTool::mutated_files`]) are reserved in source order before a parallel batch runs.
 //! * The loop: [`run_agent_loop`] / [`agent_loop`]; its events: [`AgentEvent`]; hooks around
 //!   every tool call: [`BeforeToolCallHook`], [`AfterToolCallHook`].
 //! * The stateful [`Agent`] with steering and follow-up [`MessageQueue`]s.
@@ -47,6 +49,7 @@ mod hooks;
 mod lenient;
 mod message;
 mod model;
+mod mutation;
 mod names;
 mod queue;
 mod sync;
@@ -75,6 +78,9 @@ pub use message::{
 pub use model::{
     AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, StreamFn, StreamOptions,
     ThinkingLevel, ToolChoice, default_stream_fn, set_default_stream_fn,
+};
+pub use mutation::{
+    HeldMutations, MutationGuard, MutationTicket, carry_held_mutations, lock_files, mutation_key, mutation_keys,
 };
 pub use names::UnknownName;
 pub use queue::{MessageQueue, QueueMode};

@@ -41,6 +41,7 @@
 //! # });
 //! ```
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -290,6 +291,33 @@ pub trait AgentTool: Send + Sync {
         args
     }
 
+    /// The files a call with these validated arguments will change, as absolute paths (the same
+    /// paths the call then writes; no file-system access needed). Defaults to none.
+    ///
+    /// The loop asks while it prepares the calls of an assistant message one after the other —
+    /// after `before_tool_call`, so with the arguments the call runs with — and reserves the
+    /// files' places in the per-file mutation queue ([`MutationTicket`](crate::MutationTicket)) in
+    /// that source order. The call then waits for its turn before [`AgentTool::execute`] and holds
+    /// the files until it returns, so the mutations of one file land in the order the model wrote
+    /// them, even when the calls run in parallel. Inside the call, [`lock_files`](crate::lock_files)
+    /// of these files returns at once. A tool that changes files it cannot name here can still lock
+    /// them itself with [`lock_files`](crate::lock_files), but only in the order the calls get there.
+    ///
+    /// ```
+    /// use std::path::PathBuf;
+    /// use pi_agent_core::{AgentTool, FnTool, ToolResult};
+    /// use serde_json::json;
+    ///
+    /// let touch = FnTool::new("touch", "Touches a file", json!({"type": "object"}), |_id, _args, _ctx| async {
+    ///     Ok(ToolResult::text("ok"))
+    /// })
+    /// .with_mutated_files(|args| args["path"].as_str().map(|p| PathBuf::from("/work").join(p)).into_iter().collect());
+    /// assert_eq!(touch.mutated_files(&json!({"path": "a.txt"})), [PathBuf::from("/work/a.txt")]);
+    /// ```
+    fn mutated_files(&self, _args: &Value) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     /// Runs the call with validated arguments. The loop never calls it once the run was aborted
     /// (such calls end as [`OPERATION_ABORTED`] without running); a long-running tool watches
     /// [`ToolContext::cancel`] while it works.
@@ -340,6 +368,14 @@ pub trait TypedTool: Send + Sync + 'static {
         args
     }
 
+    /// The files a call will change, from its validated arguments, as absolute paths
+    /// ([`AgentTool::mutated_files`], whose example shows the idea). Defaults to none. `write`
+    /// and `edit` return their `path` argument here, resolved exactly as their `execute` resolves
+    /// it, so that the place the loop reserves is the one `execute` queues for.
+    fn mutated_files(&self, _args: &Value) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     /// Turns the validated arguments into [`TypedTool::Params`]; the error is the call's result.
     /// Defaults to `serde_json::from_value`; override it for tool-specific error texts or checks
     /// that span several fields.
@@ -381,6 +417,9 @@ impl<T: TypedTool> AgentTool for T {
     fn prepare_arguments(&self, args: Value) -> Value {
         TypedTool::prepare_arguments(self, args)
     }
+    fn mutated_files(&self, args: &Value) -> Vec<PathBuf> {
+        TypedTool::mutated_files(self, args)
+    }
     async fn execute(&self, call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         if ctx.cancel.is_cancelled() {
             return Err(TypedTool::aborted(self));
@@ -393,6 +432,8 @@ impl<T: TypedTool> AgentTool for T {
 type ExecuteFn = dyn Fn(String, Value, ToolContext) -> futures::future::BoxFuture<'static, Result<ToolResult, ToolError>>
     + Send
     + Sync;
+
+type MutatedFn = dyn Fn(&Value) -> Vec<PathBuf> + Send + Sync;
 
 /// A tool with a raw JSON Schema whose body is a closure — the shape dynamic tools (custom
 /// tools, MCP servers) and tests use.
@@ -413,6 +454,7 @@ pub struct FnTool {
     parameters: ToolParameters,
     mode: Option<ToolExecutionMode>,
     prepare: Option<Box<dyn Fn(Value) -> Value + Send + Sync>>,
+    mutated: Option<Box<MutatedFn>>,
     execute: Box<ExecuteFn>,
 }
 
@@ -431,6 +473,7 @@ impl FnTool {
             parameters: ToolParameters::new(schema),
             mode: None,
             prepare: None,
+            mutated: None,
             execute: Box::new(move |id, args, ctx| Box::pin(execute(id, args, ctx))),
         }
     }
@@ -453,6 +496,14 @@ impl FnTool {
     #[must_use]
     pub fn with_prepare_arguments(mut self, prepare: impl Fn(Value) -> Value + Send + Sync + 'static) -> Self {
         self.prepare = Some(Box::new(prepare));
+        self
+    }
+
+    /// Sets [`AgentTool::mutated_files`]: the absolute paths of the files a call with these
+    /// arguments changes (see the example there).
+    #[must_use]
+    pub fn with_mutated_files(mut self, files: impl Fn(&Value) -> Vec<PathBuf> + Send + Sync + 'static) -> Self {
+        self.mutated = Some(Box::new(files));
         self
     }
 
@@ -484,6 +535,9 @@ impl AgentTool for FnTool {
             Some(prepare) => prepare(args),
             None => args,
         }
+    }
+    fn mutated_files(&self, args: &Value) -> Vec<PathBuf> {
+        self.mutated.as_ref().map_or_else(Vec::new, |files| files(args))
     }
     async fn execute(&self, call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         (self.execute)(call_id.to_owned(), args, ctx).await

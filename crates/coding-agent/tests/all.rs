@@ -15,6 +15,7 @@ mod ast_edit;
 mod ast_grep;
 mod dispatch_props;
 mod mcp_tools;
+mod mutation_order;
 mod pending_props;
 mod process_tools;
 mod resolve;

@@ -1,101 +1,43 @@
 //! The per-file mutation queue: operations that change one file run one at a time, in the order
-//! they asked, while operations on different files run in parallel.
+//! they took their place, while operations on different files run in parallel.
 //!
-//! `write`, `edit`, `ast_edit` and custom tools all take the same lock, keyed by the file's real
-//! path (or, for a file that does not exist yet, its resolved absolute path), so parallel tool
-//! calls on one file never lose a change.
+//! The queue is [`pi_agent_core`]'s ([`MutationTicket`](pi_agent_core::MutationTicket)), keyed
+//! by the file's real path (or, for a file that does not exist yet, its resolved absolute path),
+//! and shared by `write`, `edit`, `ast_edit`'s apply and custom tools, so parallel tool calls on
+//! one file never lose a change. `write` and `edit` name their file to the agent loop
+//! ([`AgentTool::mutated_files`](pi_agent_core::AgentTool::mutated_files)), which reserves its
+//! place in source order before the calls of a message run in parallel; their own
+//! [`with_file_mutation_queue`] then finds the file held and does not wait again. Called outside
+//! the loop (directly, or by a tool that did not name the file), it queues behind everything
+//! queued before.
 //!
 //! ```
-//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use pi_tools::mutation_queue::with_file_mutation_queue;
 //! let written = with_file_mutation_queue(std::path::Path::new("/tmp/example.txt"), async { 42 }).await;
 //! assert_eq!(written, 42);
 //! # });
 //! ```
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::Path;
 
-use tokio::sync::OwnedMutexGuard;
-
-type Locks = Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>;
-
-fn locks() -> &'static Locks {
-    static LOCKS: OnceLock<Locks> = OnceLock::new();
-    LOCKS.get_or_init(Default::default)
-}
-
-/// The key a path is queued under: its real path, or for a new file the real path of its
-/// nearest existing ancestor joined with the rest.
-pub fn queue_key(path: &Path) -> PathBuf {
-    if let Ok(real) = std::fs::canonicalize(path) {
-        return real;
-    }
-    let mut missing = Vec::new();
-    let mut current = path;
-    while let Some(parent) = current.parent() {
-        if let Some(name) = current.file_name() {
-            missing.push(name.to_owned());
-        }
-        if let Ok(real) = std::fs::canonicalize(parent) {
-            return missing.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        current = parent;
-    }
-    path.to_path_buf()
-}
-
-/// Holds a file's place in the queue; the next waiting operation runs when it is dropped.
-pub struct FileMutationGuard {
-    key: PathBuf,
-    guard: Option<OwnedMutexGuard<()>>,
-}
-
-impl std::fmt::Debug for FileMutationGuard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FileMutationGuard").field("key", &self.key).finish()
-    }
-}
-
-impl Drop for FileMutationGuard {
-    fn drop(&mut self) {
-        drop(self.guard.take());
-        let mut map = pi_agent_core::lock(locks());
-        // Forget the lock once nobody holds or waits for it, so the map does not grow forever.
-        if map.get(&self.key).is_some_and(|lock| Arc::strong_count(lock) == 1) {
-            map.remove(&self.key);
-        }
-    }
-}
-
-/// Waits for `path`'s turn in the queue (FIFO) and returns the guard that holds it.
-pub async fn lock_file(path: &Path) -> FileMutationGuard {
-    let owned = path.to_path_buf();
-    let key = tokio::task::spawn_blocking(move || queue_key(&owned))
-        .await
-        .unwrap_or_else(|_| path.to_path_buf());
-    let lock = {
-        let mut map = pi_agent_core::lock(locks());
-        map.entry(key.clone()).or_default().clone()
-    };
-    let guard = lock.lock_owned().await;
-    FileMutationGuard {
-        key,
-        guard: Some(guard),
-    }
-}
+pub use pi_agent_core::mutation_key as queue_key;
 
 /// Runs `operation` while holding `path`'s place in the queue (pi's `withFileMutationQueue`).
+/// When the current call holds the file already (it named it to the loop), `operation` runs at
+/// once.
 pub async fn with_file_mutation_queue<T>(path: &Path, operation: impl Future<Output = T>) -> T {
-    let _guard = lock_file(path).await;
-    operation.await
+    match pi_agent_core::lock_files(vec![path.to_path_buf()]).await {
+        Some(guard) => guard.hold(operation).await,
+        None => operation.await,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
@@ -119,13 +61,14 @@ mod tests {
         for task in tasks {
             task.await.unwrap();
         }
-        assert!(!locks().lock().unwrap().contains_key(&queue_key(&path)));
+        assert!(pi_agent_core::MutationTicket::reserve([queue_key(&path)]).is_first());
     }
 
-    #[test]
-    fn new_files_key_under_the_real_parent() {
+    #[tokio::test]
+    async fn nested_queueing_of_the_same_file_does_not_wait_for_itself() {
         let dir = tempfile::tempdir().unwrap();
-        let real = std::fs::canonicalize(dir.path()).unwrap();
-        assert_eq!(queue_key(&dir.path().join("a/b.txt")), real.join("a/b.txt"));
+        let path = dir.path().join("f.txt");
+        let inner = with_file_mutation_queue(&path, with_file_mutation_queue(&path, async { 7 }));
+        assert_eq!(tokio::time::timeout(Duration::from_secs(5), inner).await.unwrap(), 7);
     }
 }

@@ -2,7 +2,8 @@
 //! directories as needed.
 //!
 //! The replacement is atomic (temporary file + rename, keeping the old file's permissions), goes
-//! through the file's place in the [mutation queue](crate::mutation_queue), and writes through
+//! through the file's place in the [mutation queue](crate::mutation_queue) (reserved in source
+//! order by the agent loop, see [`TypedTool::mutated_files`]), and writes through
 //! symlinks to their target. On any error nothing on disk changes (apart from parent directories
 //! already created).
 //!
@@ -58,6 +59,11 @@ impl WriteTool {
         }));
         WriteTool { env, parameters }
     }
+
+    /// The absolute path a `path` argument writes to.
+    fn absolute(&self, path: &str) -> PathBuf {
+        normalize_path(&self.env.resolve(path))
+    }
 }
 
 /// The arguments of a `write` call.
@@ -85,9 +91,19 @@ impl TypedTool for WriteTool {
         &self.parameters
     }
 
+    /// The file `path` names, resolved as [`TypedTool::execute`] resolves it, so that the loop
+    /// reserves its place in the mutation queue in source order.
+    fn mutated_files(&self, args: &Value) -> Vec<PathBuf> {
+        args.get("path")
+            .and_then(Value::as_str)
+            .map(|path| self.absolute(path))
+            .into_iter()
+            .collect()
+    }
+
     async fn execute(&self, _call_id: &str, args: WriteParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let WriteParams { path, content } = args;
-        let absolute = normalize_path(&self.env.resolve(&path));
+        let absolute = self.absolute(&path);
         // pi reports the JS string length: UTF-16 code units.
         let length = content.encode_utf16().count();
         with_file_mutation_queue(&absolute, async {

@@ -25,6 +25,7 @@ Anything a tool prints goes to stderr: stdout belongs to the protocol. pi keeps 
 line for its error message when the process dies.
 """
 
+import contextlib
 import itertools
 import json
 import sys
@@ -131,6 +132,18 @@ class Call:
             params["timeout"] = int(timeout * 1000)
         return self.pi._request("exec", params)
 
+    @contextlib.contextmanager
+    def file_mutation(self, path):
+        """`with call.file_mutation(path):` holds the file's place in pi's per-file mutation queue
+        (pi's `withFileMutationQueue`) for the block: the block waits until earlier changes of the
+        file by any tool are done. Put the whole read-modify-write in it. A file the tool declared
+        in `mutated_paths` is held by the call already, and the block runs at once."""
+        answer = self.pi._request("mutationQueue.lock", {"path": str(path), "callId": self.call_id})
+        try:
+            yield
+        finally:
+            self.pi._notify("mutationQueue.unlock", {"lockId": answer["lockId"]})
+
     def push_pending_action(self, label, apply, reject=None, details=None, source_tool_name=None):
         """Stages a change instead of making it: pi forces the model to call `resolve`, which
         calls `apply(reason, extra)` or `reject(reason, extra)` here. Both return a result (a
@@ -210,9 +223,12 @@ class Pi:
 
     # Definitions.
 
-    def tool(self, name, description, parameters=None, label=None, execution_mode=None):
+    def tool(self, name, description, parameters=None, label=None, execution_mode=None, mutated_paths=None):
         """Decorator: `fn(call, params)` becomes the tool `name`; it returns a string or
-        `result(...)`, or raises ToolError. execution_mode: "parallel" or "sequential"."""
+        `result(...)`, or raises ToolError. execution_mode: "parallel" or "sequential".
+        mutated_paths: the names of the parameters holding paths of files a call changes
+        (`mutatedPaths`): pi takes their places in its per-file mutation queue in source order
+        before the call runs (docs/custom-tools.md, "File mutations")."""
         definition = {
             "name": name,
             "description": description,
@@ -222,6 +238,8 @@ class Pi:
             definition["label"] = label
         if execution_mode is not None:
             definition["executionMode"] = execution_mode
+        if mutated_paths is not None:
+            definition["mutatedPaths"] = list(mutated_paths)
 
         def register(fn):
             self._tools[name] = (definition, fn)

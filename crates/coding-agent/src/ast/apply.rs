@@ -1,7 +1,8 @@
 //! Transactional apply of an `ast_edit` preview.
 //!
 //! The preview keeps, per touched file, the exact bytes it read and the bytes it computed. Apply takes
-//! the mutation-queue lock of every touched file (in sorted key order, so two applies never deadlock),
+//! the mutation-queue place of every touched file in one step (the `resolve` call that applies it
+//! reserved them in source order already, see [`PendingAction::mutated_files`](crate::resolve::PendingAction)),
 //! re-reads every file while holding them all, and writes nothing when any file differs from what the
 //! preview saw (the stale error). Otherwise it writes every file or none
 //! ([`pi_tools::atomic::write_all_or_nothing_with`]). Applying a second time finds the files changed by
@@ -10,9 +11,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use pi_agent_core::lock_files;
 use pi_agent_core::{ToolError, ToolResult};
 use pi_tools::atomic::{BatchHooks, BatchWrite, write_all_or_nothing_with};
-use pi_tools::mutation_queue::{lock_file, queue_key};
 use serde_json::{Value, json};
 
 use super::preview::plural;
@@ -52,6 +53,11 @@ impl EditPlan {
             plural(self.total(), "replacement"),
             plural(self.files.len(), "file")
         )
+    }
+
+    /// The absolute paths of the touched files.
+    pub(crate) fn mutated_files(&self) -> Vec<PathBuf> {
+        self.files.iter().map(|f| f.path.clone()).collect()
     }
 
     fn file_details(&self) -> (Value, Value) {
@@ -153,21 +159,13 @@ pub(crate) async fn apply(
     plan: Arc<EditPlan>,
     hooks: Arc<dyn BatchHooks + Send + Sync>,
 ) -> Result<ToolResult, PendingError> {
-    let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
-    let mut keys = tokio::task::spawn_blocking(move || paths.iter().map(|p| queue_key(p)).collect::<Vec<_>>())
-        .await
-        .map_err(|error| PendingError::Other(format!("Failed to lock files: {error}")))?;
-    keys.sort();
-    keys.dedup();
-    let mut guards = Vec::with_capacity(keys.len());
-    for key in &keys {
-        guards.push(lock_file(key).await);
-    }
+    // All files in one step; those the `resolve` call reserved (and so holds) are not waited for.
+    let guard = lock_files(plan.mutated_files()).await;
     let job_plan = plan.clone();
     let outcome = tokio::task::spawn_blocking(move || check_and_write(&job_plan, hooks.as_ref()))
         .await
         .map_err(|error| PendingError::Other(format!("Failed to apply: {error}")))?;
-    drop(guards);
+    drop(guard);
     match outcome {
         Outcome::Stale(stale) => Err(stale_error(&plan, &stale)),
         Outcome::WriteFailed(message) => Err(PendingError::Other(message)),

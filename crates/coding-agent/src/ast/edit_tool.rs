@@ -490,10 +490,12 @@ impl pi_agent_core::TypedTool for AstEditTool {
             let plan = Arc::new(plan);
             let label = format!("AST Edit: {}", plan.summary());
             let hooks = self.hooks.clone();
+            let files = plan.mutated_files();
             let action = PendingAction::new(label, "ast_edit", move |_reason, _extra| {
                 apply::apply(plan.clone(), hooks.clone())
             })
-            .with_details(preview.details.clone());
+            .with_details(preview.details.clone())
+            .with_mutated_files(files);
             self.store.push(action);
         }
         Ok(ToolResult::text(preview.text).with_details(preview.details))

@@ -222,6 +222,9 @@ impl<T: AgentTool> AgentTool for Plain<T> {
     fn prepare_arguments(&self, args: Value) -> Value {
         self.0.prepare_arguments(args)
     }
+    fn mutated_files(&self, args: &Value) -> Vec<PathBuf> {
+        self.0.mutated_files(args)
+    }
     async fn execute(&self, call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         self.0.execute(call_id, args, ctx).await
     }

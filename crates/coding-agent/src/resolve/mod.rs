@@ -38,6 +38,8 @@ pub use tool_choice_queue::{
 pub use invocation::{APPLY_FAILED_PREFIX, base_details, default_discard_text, run_resolve_invocation};
 pub use runtime::{ResolveOutcome, ResolveRuntime, StandingHandler};
 
+use std::path::PathBuf;
+
 use async_trait::async_trait;
 use pi_agent_core::{
     AgentMessage, CustomMessage, OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool,
@@ -211,6 +213,18 @@ impl TypedTool for ResolveTool {
 
     fn parameters(&self) -> &ToolParameters {
         &self.parameters
+    }
+
+    /// For `apply`: the files of every pending action ([`PendingAction::mutated_files`]). The
+    /// call applies the top one (a second `resolve` of the same message the next one), so its
+    /// place in their mutation queues is reserved in source order, and the apply — run as its
+    /// own task, which carries the reservation along — does not wait for it again.
+    fn mutated_files(&self, args: &Value) -> Vec<PathBuf> {
+        if args.get("action").and_then(Value::as_str) == Some(ResolveAction::Apply.as_str()) {
+            self.runtime.store().mutated_files()
+        } else {
+            Vec::new()
+        }
     }
 
     async fn execute(&self, _call_id: &str, params: ResolveParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {

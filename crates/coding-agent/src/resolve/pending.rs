@@ -18,6 +18,7 @@
 //! ```
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::BoxFuture;
@@ -55,6 +56,11 @@ pub struct PendingAction {
     pub reject: Option<RejectFn>,
     /// Extra data about the preview.
     pub details: Option<Value>,
+    /// The absolute paths of the files `apply` changes (empty: none named). A model's `resolve`
+    /// call with action `apply` reserves their places in the per-file mutation queue in source
+    /// order ([`AgentTool::mutated_files`](pi_agent_core::AgentTool::mutated_files)), so that the
+    /// apply lands in the order of the calls around it.
+    pub mutated_files: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for PendingAction {
@@ -64,6 +70,7 @@ impl std::fmt::Debug for PendingAction {
             .field("source_tool_name", &self.source_tool_name)
             .field("has_reject", &self.reject.is_some())
             .field("details", &self.details)
+            .field("mutated_files", &self.mutated_files)
             .finish()
     }
 }
@@ -81,6 +88,7 @@ impl PendingAction {
             apply: Arc::new(move |reason, extra| Box::pin(apply(reason, extra))),
             reject: None,
             details: None,
+            mutated_files: Vec::new(),
         }
     }
 
@@ -99,6 +107,24 @@ impl PendingAction {
     #[must_use]
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
+        self
+    }
+
+    /// Names the files `apply` changes ([`PendingAction::mutated_files`]).
+    ///
+    /// ```
+    /// use pi_agent_core::ToolResult;
+    /// use pi_coding_agent::resolve::{PendingAction, PendingActionStore};
+    ///
+    /// let store = PendingActionStore::new();
+    /// let action = PendingAction::new("Rename", "batch_rename", |_, _| async { Ok(ToolResult::text("done")) })
+    ///     .with_mutated_files(["/work/a.txt".into(), "/work/b.txt".into()]);
+    /// store.push(action);
+    /// assert_eq!(store.mutated_files().len(), 2);
+    /// ```
+    #[must_use]
+    pub fn with_mutated_files(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.mutated_files = files.into_iter().collect();
         self
     }
 }
@@ -216,6 +242,15 @@ impl PendingActionStore {
     /// happened since it was pushed). A `resolve` from the model acts only on a seen top.
     pub fn is_seen(&self, id: PendingActionId) -> bool {
         self.lock().stack.iter().any(|entry| entry.id == id && entry.seen)
+    }
+
+    /// The files every pending action names ([`PendingAction::mutated_files`]), top last.
+    pub fn mutated_files(&self) -> Vec<PathBuf> {
+        self.lock()
+            .stack
+            .iter()
+            .flat_map(|entry| entry.action.mutated_files.iter().cloned())
+            .collect()
     }
 
     /// Whether anything is pending.

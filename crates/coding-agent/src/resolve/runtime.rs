@@ -144,7 +144,10 @@ impl ResolveRuntime {
     async fn spawn_invocation(&self, params: ResolveParams, require_seen: bool) -> Result<ToolResult, ToolError> {
         let runtime = self.clone();
         let action = params.action;
-        let task = tokio::spawn(async move { runtime.invoke(params, require_seen).await });
+        // The files the calling `resolve` holds stay held in the task (see `ResolveTool`).
+        let task = tokio::spawn(pi_agent_core::carry_held_mutations(async move {
+            runtime.invoke(params, require_seen).await
+        }));
         match task.await {
             Ok(result) => result,
             Err(error) => Err(ToolError::new(join_error_text(action, error))),

@@ -3,9 +3,11 @@
 //! Every `edits[].oldText` is matched against the original file (exactly, or after pi's fuzzy
 //! normalisation of quotes, dashes, Unicode spaces and trailing whitespace), all replacements are
 //! applied in one go, and the file is written back atomically with its byte-order mark and line
-//! endings. The call runs inside the file's [mutation queue](crate::mutation_queue), so parallel
-//! edits of one file never lose a change. The result names the number of replaced blocks;
-//! `details` holds a line-numbered `diff`, a unified `patch` and `firstChangedLine`.
+//! endings. The call runs inside the file's [mutation queue](crate::mutation_queue), whose place the
+//! agent loop reserves in source order ([`TypedTool::mutated_files`]), so parallel edits of one
+//! file never lose a change and land in the order the model wrote them. The result names the
+//! number of replaced blocks; `details` holds a line-numbered `diff`, a unified `patch` and
+//! `firstChangedLine`.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -257,6 +259,16 @@ impl TypedTool for EditTool {
 
     fn parse_arguments(&self, args: Value) -> Result<EditParams, ToolError> {
         parse_input(args)
+    }
+
+    /// The file `path` names, resolved as [`TypedTool::execute`] resolves it, so that the loop
+    /// reserves its place in the mutation queue in source order.
+    fn mutated_files(&self, args: &Value) -> Vec<PathBuf> {
+        args.get("path")
+            .and_then(Value::as_str)
+            .map(|path| self.env.resolve(path))
+            .into_iter()
+            .collect()
     }
 
     async fn execute(&self, _call_id: &str, args: EditParams, ctx: ToolContext) -> Result<ToolResult, ToolError> {

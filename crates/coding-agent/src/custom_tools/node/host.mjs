@@ -300,6 +300,28 @@ function getMarkdownTheme() {
   return { ...Object.fromEntries(names.map((name) => [name, plain])), highlightCode: (code) => String(code ?? "").split("\n") };
 }
 
+/** What the running host lends the shims: its way to take and give up a place in pi's per-file
+ *  mutation queue, and the id of the call the current code runs for. */
+const hostLink = { lockFile: undefined, unlockFile: undefined };
+const callScope = new AsyncLocalStorage();
+
+/**
+ * pi-coding-agent's `withFileMutationQueue(filePath, fn)`: runs `fn` while holding the file's
+ * place in pi's per-file mutation queue — the one `write`, `edit` and `ast_edit` use — so that a
+ * tool's read-modify-write of a file never interleaves with theirs. `filePath` resolves against
+ * the working directory, as in pi. A file the call's tool declared in `mutatedPaths` is held by
+ * the call already (taken in source order before it ran): `fn` runs at once.
+ */
+async function withFileMutationQueue(filePath, fn) {
+  if (hostLink.lockFile === undefined) return fn();
+  const lockId = await hostLink.lockFile(resolvePath(String(filePath)), callScope.getStore());
+  try {
+    return await fn();
+  } finally {
+    hostLink.unlockFile(lockId);
+  }
+}
+
 /** Type-only names of pi-coding-agent that tools import (exported as `undefined`). */
 const CODING_AGENT_TYPE_NAMES = [
   "CustomToolFactory", "CustomTool", "CustomAgentTool", "CustomToolAPI", "ToolAPI", "ToolUIContext",
@@ -331,7 +353,7 @@ const SHIMS = {
     ...placeholders(PI_TUI_TYPE_NAMES),
     Component, Text, TruncatedText, Markdown, Spacer, Container, Box, visibleWidth, truncateToWidth,
   },
-  codingAgent: { ...placeholders(CODING_AGENT_TYPE_NAMES), getMarkdownTheme },
+  codingAgent: { ...placeholders(CODING_AGENT_TYPE_NAMES), getMarkdownTheme, withFileMutationQueue },
   piAgentCore: { ...placeholders(PI_AGENT_CORE_TYPE_NAMES) },
 };
 
@@ -577,7 +599,8 @@ function factoryOf(module) {
   return candidates.find((candidate) => typeof candidate === "function");
 }
 
-/** The tool definition sent to pi: name, label, description, JSON Schema, execution mode. */
+/** The tool definition sent to pi: name, label, description, JSON Schema, execution mode,
+ *  mutated paths. */
 function definitionOf(tool) {
   const definition = {
     name: tool.name,
@@ -588,6 +611,8 @@ function definitionOf(tool) {
   if (tool.executionMode === "sequential" || tool.executionMode === "parallel") {
     definition.executionMode = tool.executionMode;
   }
+  // Beyond pi: the parameters naming files a call changes (docs/custom-tools.md, "File mutations").
+  if (Array.isArray(tool.mutatedPaths)) definition.mutatedPaths = tool.mutatedPaths;
   return definition;
 }
 
@@ -811,6 +836,15 @@ function startHost(entryPath) {
   function notify(method, params) {
     send({ method, params });
   }
+
+  hostLink.lockFile = async (path, callId) => {
+    const params = { path };
+    if (callId !== undefined) params.callId = callId;
+    return (await request("mutationQueue.lock", params))?.lockId;
+  };
+  hostLink.unlockFile = (lockId) => {
+    if (lockId !== undefined) notify("mutationQueue.unlock", { lockId });
+  };
 
   /** pi's `exec`: runs a program in the session's directory, killed by `signal` or `timeout`. */
   function exec(command, args = [], options = {}) {
@@ -1059,7 +1093,9 @@ function startHost(entryPath) {
       if (tool === undefined) throw new RpcError(-32602, state.tools ? `Unknown tool: ${name}` : "Not initialized");
       // Cancelled before it started: the tool is not called at all.
       if (controller.signal.aborted) throw new Error("Operation aborted");
-      const result = await withPushes(() => callExecute(tool, callId, params ?? {}, controller.signal, onUpdate, context));
+      const result = await callScope.run(callId, () =>
+        withPushes(() => callExecute(tool, callId, params ?? {}, controller.signal, onUpdate, context)),
+      );
       return normalizeResult(result);
     } finally {
       finished = true;

@@ -1049,6 +1049,107 @@ async fn load_flaky(cwd: &Path) -> Option<(Vec<Arc<dyn CustomTool>>, PendingActi
     Some((tools, store, notes))
 }
 
+/// Fixture `name` loaded as pi loads it, working in `cwd`.
+async fn load_fixture(name: &str, cwd: &Path) -> Option<Vec<Arc<dyn CustomTool>>> {
+    let entry = fixture(name);
+    let system = |name: &str| std::env::var(name).ok();
+    node_for(&system, &entry).await?;
+    let cache = std::env::temp_dir().join("pi-node-host-tests").display().to_string();
+    let lookup = move |name: &str| {
+        if name == "XDG_CACHE_HOME" {
+            Some(cache.clone())
+        } else {
+            std::env::var(name).ok()
+        }
+    };
+    let spec = prepare(&entry, Arc::new(lookup), None).await.unwrap();
+    Some(
+        crate::custom_tools::process::load_spec(spec, &ToolApi::new(cwd))
+            .await
+            .unwrap(),
+    )
+}
+
+/// A tool declaring `mutatedPaths: ["path"]` gets its place in source order: a slow append, a
+/// `write` and a second append of one file in one message land in that order, and its own
+/// `withFileMutationQueue` of the file does not wait for itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_tool_declaring_mutated_paths_lands_in_source_order() {
+    use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
+    use pi_agent_core::{AgentContext, AgentLoopConfig, AgentMessage, run_agent_loop};
+
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let Some(tools) = load_fixture("mutating.mjs", &cwd).await else {
+        return;
+    };
+    let append = tools.iter().find(|t| t.name() == "append_declared").unwrap().clone();
+    assert_eq!(
+        append.mutated_files(&json!({"path": "n.txt", "text": ""})),
+        [cwd.join("n.txt")]
+    );
+    let faux = FauxModel::new();
+    faux.set_responses([
+        faux_assistant_message(vec![
+            faux_tool_call(
+                "c1",
+                "append_declared",
+                json!({"path": "n.txt", "text": "1", "delayMs": 150}),
+            ),
+            faux_tool_call("c2", "write", json!({"path": "n.txt", "content": "2"})),
+            faux_tool_call("c3", "append_declared", json!({"path": "n.txt", "text": "3"})),
+        ]),
+        faux_assistant_text("done"),
+    ]);
+    let config = AgentLoopConfig::new(faux.model()).with_stream_fn(faux.stream_fn());
+    let write = pi_tools::create_tool("write", &pi_tools::ToolEnv::new(&cwd)).unwrap();
+    let context = AgentContext {
+        tools: vec![append as Arc<dyn pi_agent_core::AgentTool>, write],
+        ..AgentContext::default()
+    };
+    let (mut sink, cancel) = (|_| {}, tokio_util::sync::CancellationToken::new());
+    let run = run_agent_loop(vec![AgentMessage::user("go")], context, &config, &cancel, &mut sink);
+    let messages = tokio::time::timeout(MESSAGE_TIMEOUT, run).await.unwrap().unwrap();
+    let results: Vec<_> = messages
+        .iter()
+        .filter_map(AgentMessage::as_tool_result)
+        .map(|r| (r.text(), r.is_error))
+        .collect();
+    assert!(results.iter().all(|(_, is_error)| !is_error), "{results:?}");
+    assert_eq!(std::fs::read_to_string(cwd.join("n.txt")).unwrap(), "23");
+}
+
+/// `withFileMutationQueue` of a tool that declared nothing queues in pi's own queue: it waits
+/// while pi holds the file, and gives its place up when `fn` is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_file_mutation_queue_waits_for_the_file_in_pis_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(dir.path()).unwrap();
+    let Some(tools) = load_fixture("mutating.mjs", &cwd).await else {
+        return;
+    };
+    let queued = tools.iter().find(|t| t.name() == "append_queued").unwrap().clone();
+    let file = cwd.join("q.txt");
+    let held = pi_agent_core::lock_files(vec![file.clone()]).await.unwrap();
+    let call = tokio::spawn(async move {
+        let args = json!({"path": "q.txt", "text": "x"});
+        queued.execute("c1", args, ToolContext::detached()).await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!file.exists(), "the tool waited for pi's hold of the file");
+    drop(held);
+    let result = tokio::time::timeout(MESSAGE_TIMEOUT, call)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("appended"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    // The tool's place was given up.
+    let again = tokio::time::timeout(MESSAGE_TIMEOUT, pi_agent_core::lock_files(vec![file])).await;
+    assert!(again.unwrap().is_some());
+}
+
 #[tokio::test]
 async fn through_pi_a_thrown_apply_reads_apply_failed_and_a_failing_on_session_warns_the_user() {
     let cwd = tempfile::tempdir().unwrap();

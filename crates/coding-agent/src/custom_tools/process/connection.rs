@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use pi_agent_core::{ToolResult, ToolUpdateSink, lock};
+use pi_agent_core::{HeldMutations, MutationGuard, ToolResult, ToolUpdateSink, lock};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
@@ -63,6 +63,8 @@ struct CallEntry {
     tool: String,
     updates: ToolUpdateSink,
     cancel: CancellationToken,
+    /// The files the call holds in the mutation queue (those its tool declared).
+    held: HeldMutations,
 }
 
 /// A running tool process and everything waiting on it.
@@ -76,6 +78,10 @@ pub(crate) struct Connection {
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>>,
     calls: Mutex<HashMap<String, CallEntry>>,
+    /// Places in the mutation queue the process took (`mutationQueue.lock`), by lock id;
+    /// released by `mutationQueue.unlock` or when the connection stops.
+    file_locks: Mutex<HashMap<u64, Option<MutationGuard>>>,
+    next_lock: AtomicU64,
     failure: OnceLock<Failure>,
     stopping: AtomicBool,
     kill: CancellationToken,
@@ -134,6 +140,8 @@ impl Connection {
             next_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
             calls: Mutex::new(HashMap::new()),
+            file_locks: Mutex::new(HashMap::new()),
+            next_lock: AtomicU64::new(1),
             failure: OnceLock::new(),
             stopping: AtomicBool::new(false),
             kill: CancellationToken::new(),
@@ -295,6 +303,7 @@ impl Connection {
             tool: tool.to_owned(),
             updates,
             cancel,
+            held: HeldMutations::current(),
         };
         lock(&self.calls).insert(call_id.to_owned(), entry);
         CallGuard {
@@ -314,6 +323,29 @@ impl Connection {
     /// The cancellation token of a running call.
     pub(crate) fn call_cancel(&self, call_id: &str) -> Option<CancellationToken> {
         lock(&self.calls).get(call_id).map(|call| call.cancel.clone())
+    }
+
+    /// The files a running call holds in the mutation queue (none for an unknown call).
+    pub(crate) fn call_held(&self, call_id: &str) -> HeldMutations {
+        lock(&self.calls)
+            .get(call_id)
+            .map(|call| call.held.clone())
+            .unwrap_or_default()
+    }
+
+    /// Keeps a place the process took in the mutation queue; returns its lock id.
+    pub(crate) fn keep_file_lock(&self, guard: Option<MutationGuard>) -> u64 {
+        let id = self.next_lock.fetch_add(1, Ordering::Relaxed);
+        if !self.closed.is_cancelled() {
+            lock(&self.file_locks).insert(id, guard);
+        }
+        id
+    }
+
+    /// Gives up the place of lock `id` (unknown ids are ignored).
+    pub(crate) fn release_file_lock(&self, id: u64) {
+        let guard = lock(&self.file_locks).remove(&id);
+        drop(guard);
     }
 
     /// The tool of a running call.
@@ -353,6 +385,9 @@ impl Connection {
         let _ = self.failure.set(Failure::Stopped);
         lock(&self.pending).clear();
         self.closed.cancel();
+        // A process that is gone holds no file.
+        let locks = std::mem::take(&mut *lock(&self.file_locks));
+        drop(locks);
     }
 }
 

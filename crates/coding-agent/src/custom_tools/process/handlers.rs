@@ -1,5 +1,5 @@
 //! What pi does for the requests and notifications of a tool process: `update`, `ui.*`, `exec`,
-//! `pendingAction.push`. Anything else gets `-32601` (requests) or is ignored (notifications).
+//! `pendingAction.push`, `mutationQueue.lock` / `unlock`. Anything else gets `-32601` (requests) or is ignored (notifications).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,6 +65,11 @@ pub(crate) fn notification(connection: &Arc<Connection>, method: &str, value: Va
                 show(connection, &notify);
             }
         }
+        "mutationQueue.unlock" => {
+            if let Ok(unlock) = params::<UnlockParams>(value) {
+                connection.release_file_lock(unlock.lock_id);
+            }
+        }
         _ => {}
     }
 }
@@ -122,8 +127,38 @@ pub(crate) async fn request(connection: &Arc<Connection>, method: &str, value: V
         }
         "exec" => exec(connection, params(value)?).await,
         "pendingAction.push" => push_pending_action(connection, params(value)?),
+        "mutationQueue.lock" => lock_file(connection, params(value)?).await,
         _ => Err(RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))),
     }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LockParams {
+    path: String,
+    #[serde(default)]
+    call_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UnlockParams {
+    lock_id: u64,
+}
+
+/// `mutationQueue.lock {path, callId?}` → `{lockId}` once the file's turn has come (pi's
+/// `withFileMutationQueue`): `path` resolves as a built-in tool's path does; a file the call
+/// `callId` holds already (its tool declared it in `mutatedPaths`) is not waited for. The place
+/// is kept until `mutationQueue.unlock {lockId}` or the end of the process.
+async fn lock_file(connection: &Arc<Connection>, lock: LockParams) -> Result<Value, RpcError> {
+    let path = pi_tools::path::resolve_path(connection.api().cwd(), &lock.path);
+    let held = lock
+        .call_id
+        .as_deref()
+        .map(|call_id| connection.call_held(call_id))
+        .unwrap_or_default();
+    let guard = held.scope(pi_agent_core::lock_files(vec![path])).await;
+    Ok(serde_json::json!({"lockId": connection.keep_file_lock(guard)}))
 }
 
 #[derive(Deserialize)]

@@ -58,6 +58,11 @@ impl Host {
         Ok((Arc::new(host), tools))
     }
 
+    /// The session's working directory, which the paths of calls are relative to.
+    pub(crate) fn cwd(&self) -> &std::path::Path {
+        self.api.cwd()
+    }
+
     /// The per-call time limit.
     pub(crate) fn timeout(&self) -> std::time::Duration {
         self.spec.timeout

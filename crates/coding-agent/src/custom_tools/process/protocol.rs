@@ -208,6 +208,8 @@ pub(crate) struct ToolDefinition {
     pub(crate) parameters: Value,
     /// `executionMode`.
     pub(crate) execution_mode: Option<ToolExecutionMode>,
+    /// `mutatedPaths`: the parameters whose values name files a call changes.
+    pub(crate) mutated_paths: Vec<String>,
 }
 
 /// The tools of an `initialize` answer, or why it is not one.
@@ -262,12 +264,20 @@ fn parse_definition(tool: &Value) -> Result<ToolDefinition, String> {
             _ => return Err("\"executionMode\" must be \"parallel\" or \"sequential\"".to_owned()),
         },
     };
+    let mutated_paths = match tool.get("mutatedPaths") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(names)) if names.iter().all(|n| n.as_str().is_some_and(|n| !n.is_empty())) => {
+            names.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+        }
+        Some(_) => return Err("\"mutatedPaths\" must be an array of parameter names".to_owned()),
+    };
     Ok(ToolDefinition {
         name,
         label,
         description,
         parameters,
         execution_mode,
+        mutated_paths,
     })
 }
 
@@ -405,9 +415,10 @@ mod tests {
     #[test]
     fn definitions_are_checked() {
         let ok = json!({"tools": [{"name": "a", "description": "d", "parameters": {"type": "object"},
-            "executionMode": "sequential"}]});
+            "executionMode": "sequential", "mutatedPaths": ["path", "targets"]}]});
         let tools = parse_definitions(&ok).unwrap();
         assert_eq!(tools[0].execution_mode, Some(ToolExecutionMode::Sequential));
+        assert_eq!(tools[0].mutated_paths, ["path", "targets"]);
         let cases = [
             (json!({}), "the answer has no \"tools\" array"),
             (json!({"tools": []}), "the answer defines no tools"),
@@ -423,6 +434,14 @@ mod tests {
             (
                 json!({"tools": [{"name": "a", "description": "d", "parameters": {}, "executionMode": "x"}]}),
                 "tool \"a\": \"executionMode\" must be \"parallel\" or \"sequential\"",
+            ),
+            (
+                json!({"tools": [{"name": "a", "description": "d", "parameters": {}, "mutatedPaths": "path"}]}),
+                "tool \"a\": \"mutatedPaths\" must be an array of parameter names",
+            ),
+            (
+                json!({"tools": [{"name": "a", "description": "d", "parameters": {}, "mutatedPaths": [""]}]}),
+                "tool \"a\": \"mutatedPaths\" must be an array of parameter names",
             ),
             (
                 json!({"tools": [{"name": "a", "description": "d", "parameters": {}},

@@ -1,11 +1,13 @@
 //! [`ProcessTool`]: one tool a process defines, as a [`CustomTool`].
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use pi_agent_core::{
     AgentTool, OPERATION_ABORTED, ToolContext, ToolError, ToolExecutionMode, ToolParameters, ToolResult,
 };
+use pi_tools::path::resolve_path;
 use serde_json::{Value, json};
 use tracing::Instrument;
 
@@ -23,6 +25,7 @@ pub(crate) struct ProcessTool {
     description: String,
     parameters: ToolParameters,
     execution_mode: Option<ToolExecutionMode>,
+    mutated_paths: Vec<String>,
 }
 
 impl ProcessTool {
@@ -36,6 +39,7 @@ impl ProcessTool {
             description: definition.description,
             parameters: ToolParameters::new(definition.parameters),
             execution_mode: definition.execution_mode,
+            mutated_paths: definition.mutated_paths,
         }
     }
 }
@@ -60,6 +64,12 @@ impl AgentTool for ProcessTool {
 
     fn execution_mode(&self) -> Option<ToolExecutionMode> {
         self.execution_mode
+    }
+
+    /// The files named by the parameters the definition lists in `mutatedPaths`
+    /// ([`mutated_files_of`]).
+    fn mutated_files(&self, args: &Value) -> Vec<PathBuf> {
+        mutated_files_of(&self.mutated_paths, args, self.host.cwd())
     }
 
     async fn execute(&self, call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
@@ -116,9 +126,49 @@ impl ProcessTool {
     }
 }
 
+/// The files a custom tool's call changes, by the rule of `docs/custom-tools.md`: the value of
+/// each parameter named in `mutatedPaths` — a string, or an array whose strings count (other
+/// values are ignored) — resolved the way the built-in tools resolve a path (a leading `@`
+/// stripped, `~` expanded, relative to the session's working directory).
+pub(crate) fn mutated_files_of(names: &[String], args: &Value, cwd: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for name in names {
+        match args.get(name) {
+            Some(Value::String(path)) => files.push(resolve_path(cwd, path)),
+            Some(Value::Array(paths)) => {
+                files.extend(paths.iter().filter_map(Value::as_str).map(|p| resolve_path(cwd, p)))
+            }
+            _ => {}
+        }
+    }
+    files
+}
+
 #[async_trait]
 impl CustomTool for ProcessTool {
     async fn on_session(&self, event: &ToolSessionEvent) {
         self.host.on_session(self.index, event).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mutated_files_come_from_the_declared_parameters() {
+        let names = vec!["path".to_owned(), "targets".to_owned()];
+        let cwd = Path::new("/work");
+        let args = json!({"path": "@a.txt", "targets": ["b.txt", 3, "/etc/c"], "other": "d.txt"});
+        assert_eq!(
+            mutated_files_of(&names, &args, cwd),
+            [
+                PathBuf::from("/work/a.txt"),
+                PathBuf::from("/work/b.txt"),
+                PathBuf::from("/etc/c")
+            ]
+        );
+        assert!(mutated_files_of(&names, &json!({"path": 1}), cwd).is_empty());
+        assert!(mutated_files_of(&[], &args, cwd).is_empty());
     }
 }

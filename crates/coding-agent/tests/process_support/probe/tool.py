@@ -167,4 +167,23 @@ def stage(call, params):
     return "staged"
 
 
+@pi.tool(name="append", description="Appends text to a file after a delay", parameters={
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "text": {"type": "string"}, "delayMs": {"type": "integer"}},
+    "required": ["path", "text"]}, mutated_paths=["path"])
+def append(call, params):
+    time.sleep(params.get("delayMs", 0) / 1000)
+    path = os.path.join(pi.cwd, params["path"])
+    # Declared in mutated_paths: the call holds the file already, so this does not wait.
+    with call.file_mutation(path):
+        try:
+            with open(path) as f:
+                current = f.read()
+        except FileNotFoundError:
+            current = ""
+        with open(path, "w") as f:
+            f.write(current + params["text"])
+    return "appended"
+
+
 pi.run()
