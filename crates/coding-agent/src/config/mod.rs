@@ -1,13 +1,15 @@
 //! Configuration on disk: where pi's files live ([`AgentPaths`]) and `settings.json`
 //! ([`Settings`]). `models.json` is read by [`pi_ai::ModelRegistry`].
 
+mod error;
 mod paths;
 mod provider_retry;
 mod settings;
 
+pub use error::SettingsError;
 pub use paths::{AGENT_DIR_ENV, AgentPaths, project_dir, project_settings_file};
 pub use provider_retry::ProviderRetry;
-pub use settings::{McpServerConfig, Settings, SettingsError, merge, parse_thinking_level, thinking_level_name};
+pub use settings::{McpServerConfig, Settings, merge, parse_thinking_level, thinking_level_name};
 
 /// Expands a leading `~` or `~/` with `$HOME` from `env`.
 pub fn expand_home(path: &str, env: &dyn Fn(&str) -> Option<String>) -> std::path::PathBuf {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use pi_ai::HttpOptions;
 use serde_json::{Map, Value};
 
-use super::settings::SettingsError;
+use super::error::SettingsError;
 
 /// `retry.provider`; `None` keeps [`HttpOptions::default`]'s value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
