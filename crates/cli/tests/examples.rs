@@ -502,3 +502,64 @@ async fn batch_rename_preview_applies_only_through_resolve_in_every_form() {
         }
     }
 }
+
+/// A JavaScript tool for the Node host that stages a preview whose `reject` writes its reason to
+/// `rejected.txt` in the project.
+const REJECT_MARKER_TOOL: &str = r#"import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+export default (pi) => ({
+  name: "stage_change",
+  description: "Stages a change for resolve",
+  parameters: { type: "object", properties: {} },
+  async execute() {
+    pi.pushPendingAction({
+      label: "Staged change",
+      apply: async () => "Applied.",
+      reject: async (reason) => {
+        writeFileSync(join(pi.cwd, "rejected.txt"), reason);
+        return "Discarded.";
+      },
+    });
+    return "Staged; call resolve.";
+  },
+});
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_preview_still_pending_when_print_or_json_mode_exits_is_rejected_after_the_report() {
+    if skip(Form::TypeScript).await {
+        return;
+    }
+    for mode in ["-p", "--mode=json"] {
+        let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+        let tool = sandbox.project.join("stage.mjs");
+        std::fs::write(&tool, REJECT_MARKER_TOOL).unwrap();
+        // Forced to resolve, the model answers in text: the run ends with the preview pending.
+        let replies = vec![
+            openai::tool_calls(&[("c1", "stage_change", json!({}))]),
+            openai::text("I staged it."),
+        ];
+        let server = MockServer::start(replies).await;
+        sandbox.use_server(&server);
+        let mut command = sandbox.command(&[mode, "--no-session", "--tool"]);
+        command.arg(&tool).arg("Stage it.");
+        if let Ok(node) = std::env::var("PI_NODE") {
+            command.env("PI_NODE", node);
+        }
+        let output = output(command).await;
+        let stderr = text(&output.stderr);
+        let expected = if mode == "-p" {
+            "pi: not applied: Staged change (the preview was still pending when pi exited)\n"
+        } else {
+            ""
+        };
+        assert_eq!(stderr, expected, "{mode}");
+        assert_eq!(output.status.code(), Some(3), "{mode}");
+        let marker = std::fs::read_to_string(sandbox.project.join("rejected.txt"));
+        assert_eq!(
+            marker.ok().as_deref(),
+            Some(pi_cli::modes::print::EXIT_REJECT_REASON),
+            "{mode}: reject was not called"
+        );
+    }
+}
