@@ -563,3 +563,61 @@ async fn a_preview_still_pending_when_print_or_json_mode_exits_is_rejected_after
         );
     }
 }
+
+/// The reports of `ctx_probe` (the Node host's `fixtures/context.mjs`) in a request body.
+fn probe_reports(request: &Value) -> Vec<Value> {
+    tool_results(request)
+        .iter()
+        .filter_map(|text| serde_json::from_str(text).ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctx_of_a_node_tool_is_current_at_every_call_and_its_api_key_is_redacted() {
+    if skip(Form::TypeScript).await {
+        return;
+    }
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../coding-agent/src/custom_tools/node/fixtures/context.mjs");
+    let replies = vec![
+        openai::tool_calls(&[("c1", "ctx_probe", json!({}))]),
+        openai::tool_calls(&[("c2", "ctx_probe", json!({"apiKey": true}))]),
+        openai::tool_calls(&[("c3", "ctx_probe", json!({"leak": true}))]),
+        openai::text("Done."),
+    ];
+    let server = MockServer::start(replies).await;
+    sandbox.use_server(&server);
+    let mut command = sandbox.command(&["-p", "--tool"]);
+    command.arg(&tool).arg("Probe.");
+    if let Ok(node) = std::env::var("PI_NODE") {
+        command.env("PI_NODE", node);
+    }
+    let output = output(command).await;
+    assert_eq!((output.status.code(), text(&output.stderr)), (Some(0), String::new()));
+    let requests: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    let model = format!("{}/{}", openai::PROVIDER, openai::MODEL_ID);
+    let first = &probe_reports(&requests[1])[0];
+    assert_eq!(first["results"], json!([]));
+    assert_eq!(first["model"], model.as_str());
+    assert_eq!(
+        (&first["found"], &first["available"]),
+        (&json!("Mock Model"), &json!(true))
+    );
+    // The second call sees the first call's result, appended during this run.
+    let second = &probe_reports(&requests[2])[1];
+    assert_eq!(second["results"], json!(["c1"]), "{second}");
+    assert_eq!(
+        (&second["leafIsLast"], &second["sameEntries"]),
+        (&json!(true), &json!(true))
+    );
+    assert!(second["entries"].as_u64().unwrap() > first["entries"].as_u64().unwrap());
+    assert!(
+        second["sessionFile"].as_str().is_some_and(|f| f.ends_with(".jsonl")),
+        "{second}"
+    );
+    assert_eq!(second["model"], model.as_str());
+    assert_eq!(second["key"], "mock-key");
+    // A key the tool leaks into its error reaches the model redacted.
+    let leaked = tool_results(&requests[3]).pop().unwrap();
+    assert_eq!(leaked, "the key is [redacted]");
+}
