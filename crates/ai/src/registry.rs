@@ -361,6 +361,30 @@ impl ModelRegistry {
         self.api_key_for(&model.provider).is_some() || is_local_url(&model.base_url)
     }
 
+    /// Whether `model` has a key configured or needs none — [`ModelRegistry::is_available`]
+    /// without resolving anything: a `models.json` `apiKey` counts as configured without running
+    /// its `!command` or reading its variables (pi's fast `getAvailable` check).
+    ///
+    /// ```
+    /// use pi_ai::ModelRegistry;
+    /// let json = r#"{"providers": {"corp": {"baseUrl": "https://llm.example", "api": "openai-completions",
+    ///     "apiKey": "!exit 1", "models": [{"id": "m"}]}}}"#;
+    /// let registry = ModelRegistry::from_json(json, "models.json").unwrap().with_env(|_| None);
+    /// assert!(registry.has_auth(registry.find("corp", "m").unwrap()));
+    /// assert!(!registry.is_available(registry.find("corp", "m").unwrap()));
+    /// assert!(!registry.has_auth(registry.find("openai", "gpt-5.1").unwrap()));
+    /// ```
+    pub fn has_auth(&self, model: &Model) -> bool {
+        let configured = self
+            .providers
+            .get(&model.provider)
+            .and_then(|settings| settings.api_key.as_deref())
+            .is_some_and(|value| !value.is_empty());
+        configured
+            || env_var_for_provider(&model.provider).is_some_and(|var| (self.env)(var).is_some_and(|k| !k.is_empty()))
+            || is_local_url(&model.base_url)
+    }
+
     /// The API key for `provider`: its `apiKey` from `models.json` (resolved), else its usual
     /// environment variable. Empty values count as missing.
     pub fn api_key_for(&self, provider: &str) -> Option<String> {

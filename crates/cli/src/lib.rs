@@ -272,7 +272,14 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 say(&io.stderr, "pi: no prompt given (pass a message or pipe input)");
                 return 1;
             }
-            crate::modes::print::run_json(&session, app.header_json(), prompts.messages, io.stdout.clone()).await
+            crate::modes::print::run_json(
+                &session,
+                app.header_json(),
+                prompts.messages,
+                io.stdout.clone(),
+                io.stderr.clone(),
+            )
+            .await
         }
         Mode::Text if args.print || !io.interactive => {
             if prompts.is_empty() {

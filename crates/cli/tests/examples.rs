@@ -502,3 +502,122 @@ async fn batch_rename_preview_applies_only_through_resolve_in_every_form() {
         }
     }
 }
+
+/// A JavaScript tool for the Node host that stages a preview whose `reject` writes its reason to
+/// `rejected.txt` in the project.
+const REJECT_MARKER_TOOL: &str = r#"import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+export default (pi) => ({
+  name: "stage_change",
+  description: "Stages a change for resolve",
+  parameters: { type: "object", properties: {} },
+  async execute() {
+    pi.pushPendingAction({
+      label: "Staged change",
+      apply: async () => "Applied.",
+      reject: async (reason) => {
+        writeFileSync(join(pi.cwd, "rejected.txt"), reason);
+        return "Discarded.";
+      },
+    });
+    return "Staged; call resolve.";
+  },
+});
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_preview_still_pending_when_print_or_json_mode_exits_is_rejected_after_the_report() {
+    if skip(Form::TypeScript).await {
+        return;
+    }
+    for mode in ["-p", "--mode=json"] {
+        let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+        let tool = sandbox.project.join("stage.mjs");
+        std::fs::write(&tool, REJECT_MARKER_TOOL).unwrap();
+        // Forced to resolve, the model answers in text: the run ends with the preview pending.
+        let replies = vec![
+            openai::tool_calls(&[("c1", "stage_change", json!({}))]),
+            openai::text("I staged it."),
+        ];
+        let server = MockServer::start(replies).await;
+        sandbox.use_server(&server);
+        let mut command = sandbox.command(&[mode, "--no-session", "--tool"]);
+        command.arg(&tool).arg("Stage it.");
+        if let Ok(node) = std::env::var("PI_NODE") {
+            command.env("PI_NODE", node);
+        }
+        let output = output(command).await;
+        let stderr = text(&output.stderr);
+        let expected = if mode == "-p" {
+            "pi: not applied: Staged change (the preview was still pending when pi exited)\n"
+        } else {
+            ""
+        };
+        assert_eq!(stderr, expected, "{mode}");
+        assert_eq!(output.status.code(), Some(3), "{mode}");
+        let marker = std::fs::read_to_string(sandbox.project.join("rejected.txt"));
+        assert_eq!(
+            marker.ok().as_deref(),
+            Some(pi_cli::modes::print::EXIT_REJECT_REASON),
+            "{mode}: reject was not called"
+        );
+    }
+}
+
+/// The reports of `ctx_probe` (the Node host's `fixtures/context.mjs`) in a request body.
+fn probe_reports(request: &Value) -> Vec<Value> {
+    tool_results(request)
+        .iter()
+        .filter_map(|text| serde_json::from_str(text).ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctx_of_a_node_tool_is_current_at_every_call_and_its_api_key_is_redacted() {
+    if skip(Form::TypeScript).await {
+        return;
+    }
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../coding-agent/src/custom_tools/node/fixtures/context.mjs");
+    let replies = vec![
+        openai::tool_calls(&[("c1", "ctx_probe", json!({}))]),
+        openai::tool_calls(&[("c2", "ctx_probe", json!({"apiKey": true}))]),
+        openai::tool_calls(&[("c3", "ctx_probe", json!({"leak": true}))]),
+        openai::text("Done."),
+    ];
+    let server = MockServer::start(replies).await;
+    sandbox.use_server(&server);
+    let mut command = sandbox.command(&["-p", "--tool"]);
+    command.arg(&tool).arg("Probe.");
+    if let Ok(node) = std::env::var("PI_NODE") {
+        command.env("PI_NODE", node);
+    }
+    let output = output(command).await;
+    assert_eq!((output.status.code(), text(&output.stderr)), (Some(0), String::new()));
+    let requests: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    let model = format!("{}/{}", openai::PROVIDER, openai::MODEL_ID);
+    let first = &probe_reports(&requests[1])[0];
+    assert_eq!(first["results"], json!([]));
+    assert_eq!(first["model"], model.as_str());
+    assert_eq!(
+        (&first["found"], &first["available"]),
+        (&json!("Mock Model"), &json!(true))
+    );
+    // The second call sees the first call's result, appended during this run.
+    let second = &probe_reports(&requests[2])[1];
+    assert_eq!(second["results"], json!(["c1"]), "{second}");
+    assert_eq!(
+        (&second["leafIsLast"], &second["sameEntries"]),
+        (&json!(true), &json!(true))
+    );
+    assert!(second["entries"].as_u64().unwrap() > first["entries"].as_u64().unwrap());
+    assert!(
+        second["sessionFile"].as_str().is_some_and(|f| f.ends_with(".jsonl")),
+        "{second}"
+    );
+    assert_eq!(second["model"], model.as_str());
+    assert_eq!(second["key"], "mock-key");
+    // A key the tool leaks into its error reaches the model redacted.
+    let leaked = tool_results(&requests[3]).pop().unwrap();
+    assert_eq!(leaked, "the key is [redacted]");
+}

@@ -17,7 +17,7 @@ use pi_ai::ModelRegistry;
 use serde_json::{Value, json};
 
 use crate::config::{parse_thinking_level, thinking_level_name};
-use crate::custom_tools::{SessionReason, ToolSessionEvent};
+use crate::custom_tools::{BranchDelta, SessionReason, SessionView, ToolSessionEvent};
 use crate::session::{AgentSession, SessionEvent, SessionSubscription};
 use pi_session_store::{EntryKind, LoadWarning, SessionInfo, SessionManager, SessionRoot, StoreError};
 
@@ -143,6 +143,7 @@ impl App {
             deferred: Mutex::new(Vec::new()),
         });
         let weak = Arc::downgrade(&inner);
+        inner.session.set_session_view(Some(Arc::new(AppView(weak.clone()))));
         let subscription = inner.session.subscribe(move |event| {
             if let (Some(inner), SessionEvent::Agent(AgentEvent::MessageEnd { message })) = (weak.upgrade(), event) {
                 inner.record(message);
@@ -454,6 +455,34 @@ impl App {
 
     fn write(&self, append: impl FnOnce(&mut SessionManager) -> Result<String, StoreError>) {
         self.inner.write(append);
+    }
+}
+
+/// What custom tools read of the app's session at every call ([`SessionView`]); weak, so that the
+/// session (which holds it) does not keep the app alive.
+struct AppView(std::sync::Weak<Inner>);
+
+impl SessionView for AppView {
+    fn branch_since(&self, known: &[String]) -> BranchDelta {
+        match self.0.upgrade() {
+            Some(inner) => BranchDelta::between(known, &lock(&inner.store).path_to_leaf()),
+            None => BranchDelta::default(),
+        }
+    }
+
+    fn session_file(&self) -> Option<PathBuf> {
+        let inner = self.0.upgrade()?;
+        let store = lock(&inner.store);
+        store.file().filter(|_| store.is_written()).map(Path::to_path_buf)
+    }
+
+    fn model(&self) -> Option<Model> {
+        let model = self.0.upgrade()?.session.agent().model();
+        (model != Model::unknown()).then_some(model)
+    }
+
+    fn registry(&self) -> Option<Arc<ModelRegistry>> {
+        Some(self.0.upgrade()?.registry.clone())
     }
 }
 

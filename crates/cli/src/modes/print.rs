@@ -9,7 +9,9 @@
 //! A preview still pending when the run ends is never applied (pi exits, and the preview with
 //! it): text mode says so on stderr, one line per action, after the notice that forcing
 //! `resolve` stopped if it did; both modes then exit with [`EXIT_PREVIEW_NOT_APPLIED`] unless the
-//! run failed (1).
+//! run failed (1). After that report, each pending action's `reject` is called with
+//! [`EXIT_REJECT_REASON`] (top first), so a tool with side state hears that its preview is gone; a
+//! failing `reject` is one more stderr line, in both modes.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -22,6 +24,10 @@ use pi_coding_agent::{AgentSession, SessionEvent};
 
 /// The exit code of a print or JSON run that ended with a preview still pending (not applied).
 pub const EXIT_PREVIEW_NOT_APPLIED: i32 = 3;
+
+/// The reason the `reject` of a preview still pending when a print or JSON run ends is called
+/// with (as `Session switched.` is when `/resume` drops one).
+pub const EXIT_REJECT_REASON: &str = "pi exited without applying the preview.";
 
 /// Where the output goes.
 pub type Output = Arc<Mutex<dyn Write + Send>>;
@@ -54,7 +60,19 @@ pub async fn run_text(session: &AgentSession, prompts: Vec<AgentMessage>, stdout
             &format!("pi: not applied: {label} (the preview was still pending when pi exited)"),
         );
     }
+    reject_pending(session, &stderr).await;
     with_pending(code, !pending.is_empty())
+}
+
+/// Calls the `reject` of every action still pending with [`EXIT_REJECT_REASON`] and drops it; a
+/// failure is a line on `stderr` (the wording of a failed discard on a session switch).
+async fn reject_pending(session: &AgentSession, stderr: &Output) {
+    for (label, error) in session.drop_pending_actions(EXIT_REJECT_REASON).await {
+        write_line(
+            stderr,
+            &format!("pi: discarding the pending preview \"{label}\" failed: {error}"),
+        );
+    }
 }
 
 /// `code`, or [`EXIT_PREVIEW_NOT_APPLIED`] when a successful run left previews pending.
@@ -103,8 +121,15 @@ async fn run_prompts(session: &AgentSession, prompts: Vec<AgentMessage>, stdout:
 
 /// Runs `prompts` in JSON mode: `header` first, then every event; returns the exit code (1 when
 /// the last assistant message failed, else [`EXIT_PREVIEW_NOT_APPLIED`] when a preview is still
-/// pending — its `pending_action` event is in the output).
-pub async fn run_json(session: &AgentSession, header: Value, prompts: Vec<AgentMessage>, stdout: Output) -> i32 {
+/// pending — its `pending_action` event is in the output). Pending actions are then rejected as in
+/// [`run_text`]; only a failing `reject` writes to `stderr`.
+pub async fn run_json(
+    session: &AgentSession,
+    header: Value,
+    prompts: Vec<AgentMessage>,
+    stdout: Output,
+    stderr: Output,
+) -> i32 {
     write_line(&stdout, &header.to_string());
     let sink = stdout.clone();
     let subscription = session.subscribe(move |event| write_line(&sink, &event_line(event)));
@@ -123,9 +148,7 @@ pub async fn run_json(session: &AgentSession, header: Value, prompts: Vec<AgentM
         .rev()
         .find_map(AgentMessage::as_assistant)
         .is_some_and(|m| matches!(m.stop_reason, StopReason::Error | StopReason::Aborted));
-    if failed {
-        1
-    } else {
-        with_pending(code, session.pending_actions().has_pending())
-    }
+    let pending = session.pending_actions().has_pending();
+    reject_pending(session, &stderr).await;
+    if failed { 1 } else { with_pending(code, pending) }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
+use super::context::{SessionView, SessionViewSlot};
 use crate::resolve::{PendingAction, PendingActionStore};
 use crate::ui::{NoUi, ToolUi};
 
@@ -56,6 +57,7 @@ pub struct ToolApi {
     pending: Option<PendingActionStore>,
     ui: UiSlot,
     cache_dir: Option<PathBuf>,
+    session_view: SessionViewSlot,
 }
 
 impl std::fmt::Debug for ToolApi {
@@ -88,7 +90,21 @@ impl ToolApi {
             pending: None,
             ui: Arc::new(RwLock::new(Arc::new(NoUi))),
             cache_dir: None,
+            session_view: SessionViewSlot::default(),
         }
+    }
+
+    /// Reads the session's current state (branch, model, registry) from `slot` at every use.
+    #[must_use]
+    pub fn with_session_view_slot(mut self, slot: SessionViewSlot) -> Self {
+        self.session_view = slot;
+        self
+    }
+
+    /// The session's current state, once a session installed its view (pi's
+    /// `CustomToolContext`); `None` for tools used outside a session.
+    pub fn session_view(&self) -> Option<Arc<dyn SessionView>> {
+        self.session_view.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Keeps what loading tools produces (pi's transpiled TypeScript, in `ts/`) under `dir`: pi

@@ -15,6 +15,7 @@
 //! highest; built-in names are reserved) and collects every load error without stopping.
 
 mod api;
+mod context;
 mod discovery;
 mod events;
 mod loader;
@@ -33,6 +34,7 @@ use serde_json::Value;
 pub use api::{
     DEFAULT_SOURCE_TOOL, ExecOptions, ExecResult, PENDING_STORE_UNAVAILABLE, StoreUnavailable, ToolApi, UiSlot,
 };
+pub use context::{BranchDelta, SessionView, SessionViewSlot};
 pub use discovery::{
     ClassifyError, MANIFEST, SCRIPT_ENTRIES, ToolLocation, ToolPackage, ToolSource, classify, discover,
 };

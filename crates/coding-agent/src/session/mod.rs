@@ -49,7 +49,9 @@ use pi_agent_core::{
 };
 
 use crate::ast::{AstEditTool, AstGrepTool};
-use crate::custom_tools::{CustomTool, CustomTools, LoadError, ToolApi, ToolSessionEvent, UiSlot};
+use crate::custom_tools::{
+    CustomTool, CustomTools, LoadError, SessionView, SessionViewSlot, ToolApi, ToolSessionEvent, UiSlot,
+};
 use crate::resolve::{
     DEFAULT_FORCE_LIMIT, DirectiveOptions, ForcingStopped, PendingActionStore, RejectOutcome, RejectReason,
     ResolveAction, ResolveForcing, ResolveOutcome, ResolveParams, ResolveRuntime, ResolveTool, StandingHandler,
@@ -251,6 +253,8 @@ struct Inner {
     listeners: Mutex<Arc<Vec<(u64, Listener)>>>,
     next_listener: AtomicU64,
     ui: UiSlot,
+    /// What custom tools read of the session at every call (installed by [`crate::App`]).
+    session_view: SessionViewSlot,
     custom_tools: RwLock<Vec<Arc<dyn CustomTool>>>,
     /// A reminder is owed (a preview was staged, or a resolve failed and left it pending): the
     /// source tool's name. Steered at the next turn boundary if something is still pending.
@@ -348,6 +352,7 @@ impl AgentSession {
                 listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(0),
                 ui: Arc::new(RwLock::new(Arc::new(NoUi))),
+                session_view: SessionViewSlot::default(),
                 custom_tools: RwLock::new(Vec::new()),
                 reminder_due: Mutex::new(None),
             }
@@ -387,6 +392,13 @@ impl AgentSession {
         ToolApi::new(self.inner.cwd.clone())
             .with_pending_store(self.pending_actions().clone())
             .with_ui_slot(self.ui_slot())
+            .with_session_view_slot(self.inner.session_view.clone())
+    }
+
+    /// Installs (or removes) what custom tools read of the session at every call: its branch,
+    /// session file, model and registry (pi's `CustomToolContext`). [`crate::App`] installs itself.
+    pub fn set_session_view(&self, view: Option<Arc<dyn SessionView>>) {
+        *self.inner.session_view.write().unwrap_or_else(|p| p.into_inner()) = view;
     }
 
     /// Registers loaded custom tools (they may stage pending actions, so they count as

@@ -731,9 +731,9 @@ function callExecute(tool, callId, params, signal, onUpdate, ctx) {
 
 /**
  * pi's `ReadonlySessionManager` (pi 0.31 to 0.34) over what the host knows of the session: the
- * entries of the current branch, root first, and the session file, as of the last `session`
- * event. `getEntries()` and `getTree()` therefore cover the current branch only, and entries the
- * session gained since that event (the results of later calls) are not there.
+ * entries of the current branch, root first, and the session file, as pi last sent them — with
+ * every `execute` (the entries appended since, e.g. the results of earlier calls of the same run)
+ * and every `session` event. `getEntries()` and `getTree()` cover the current branch only.
  */
 function readonlySessionManager(session, cwd) {
   const entries = () => [...session.entries];
@@ -808,6 +808,8 @@ function startHost(entryPath) {
   const pushScope = new AsyncLocalStorage();
   const state = { cwd: process.cwd(), hasUI: false, started: false, tools: undefined, byName: new Map(), nextId: 0, nextAction: 0 };
   let lastSession = { entries: [], sessionFile: undefined, previousSessionFile: undefined };
+  /** The model and the registry pi last sent (`context` of `execute` and `session`). */
+  const models = { current: undefined, all: [], available: [] };
   let shuttingDown = false;
   let warnedCustom = false;
 
@@ -981,12 +983,22 @@ function startHost(entryPath) {
       if (type !== undefined) params.type = type;
       notify("ui.notify", params);
     },
-    custom(_component) {
+    /** Not supported yet (it comes with the extension component bridge, issue 16): nothing is
+     *  shown and a factory is not called. The answer serves both historical forms — the seed's
+     *  `custom(component)` handle (`close` and `requestRender` do nothing) and pi 0.34's
+     *  `await custom(factory)`, which gives `undefined`, as pi's print and RPC modes do. */
+    custom(_componentOrFactory) {
       if (!warnedCustom) {
         warnedCustom = true;
-        console.error("pi tool host: ui.custom is not supported for Node tools; the component is not shown");
+        console.error("pi tool host: ui.custom is not supported for Node tools yet; the component is not shown");
       }
-      return { close() {}, requestRender() {} };
+      return {
+        close() {},
+        requestRender() {},
+        then(onFulfilled) {
+          return Promise.resolve(undefined).then(onFulfilled);
+        },
+      };
     },
   };
 
@@ -1002,14 +1014,58 @@ function startHost(entryPath) {
     () => state.cwd,
   );
 
+  /** pi's `ModelRegistry` as pi 0.31 to 0.34 gave it to tools, over the models pi sent:
+   *  `getAll()`, `getAvailable()` (a key is configured, or none is needed), `find(provider, id)`,
+   *  `getApiKey(model)` (asked of pi at each call; pi redacts it from what this process says),
+   *  `isUsingOAuth()` (false: pi in Rust keeps no OAuth credentials), `refresh()` (nothing to do:
+   *  pi sends the current list) and `getError()` (`undefined`). */
+  const modelRegistry = Object.freeze({
+    getAll: () => [...models.all],
+    getAvailable: () => models.available.map((index) => models.all[index]).filter((model) => model !== undefined),
+    find: (provider, modelId) => models.all.find((m) => m.provider === provider && m.id === modelId),
+    async getApiKey(model) {
+      const key = await request("modelRegistry.getApiKey", { provider: String(model?.provider ?? ""), id: String(model?.id ?? "") });
+      return typeof key === "string" ? key : undefined;
+    },
+    isUsingOAuth: () => false,
+    refresh() {},
+    getError: () => undefined,
+  });
+
+  /** Takes in the `context` pi sends with `execute` and `session`: the change of the current
+   *  branch (`session: {keep, entries, sessionFile}`: keep the first `keep` entries, append the
+   *  rest), the current `model`, and the registry (`modelRegistry: {models, available}`, sent
+   *  once). Without a `context` (an older pi, or no session) nothing changes. */
+  function takeContext(context) {
+    if (context === null || typeof context !== "object") return;
+    const session = context.session;
+    if (session && typeof session === "object") {
+      const keep = Number.isInteger(session.keep) && session.keep >= 0 ? session.keep : 0;
+      const added = Array.isArray(session.entries) ? session.entries : [];
+      lastSession = {
+        ...lastSession,
+        entries: lastSession.entries.slice(0, keep).concat(added),
+        sessionFile: session.sessionFile ?? undefined,
+      };
+    }
+    if ("model" in context) models.current = context.model ?? undefined;
+    const registry = context.modelRegistry;
+    if (registry && typeof registry === "object") {
+      models.all = Array.isArray(registry.models) ? registry.models : [];
+      models.available = Array.isArray(registry.available) ? registry.available : [];
+    }
+  }
+
   /** pi's `CustomToolContext` (pi 0.31 to 0.34), the `ctx` of `execute` and `onSession`: the
-   *  session as of the last `session` event; no model (`model` and `modelRegistry` are
-   *  `undefined`: pi does not tell the host); `isIdle()` is true when no call of this host is
-   *  running, `hasPendingMessages()` false, and `abort()` aborts the calls of this host. */
+   *  session's current branch (as pi sent it with this call or event), the current `model` and
+   *  the `modelRegistry` (above); `isIdle()` is true when no call of this host is running,
+   *  `hasPendingMessages()` false, and `abort()` aborts the calls of this host. */
   const context = Object.freeze({
     sessionManager,
-    modelRegistry: undefined,
-    model: undefined,
+    modelRegistry,
+    get model() {
+      return models.current;
+    },
     isIdle: () => calls.size === 0,
     hasPendingMessages: () => false,
     abort() {
@@ -1083,7 +1139,8 @@ function startHost(entryPath) {
 
   /** `execute`; `controller` was registered under the call's id as soon as the request came, so
    *  that a `cancel` right behind it is not lost while the call waits for `initialize`. */
-  async function execute({ callId, tool: name, params } = {}, controller = new AbortController()) {
+  async function execute({ callId, tool: name, params, context: sent } = {}, controller = new AbortController()) {
+    takeContext(sent);
     let finished = false;
     const onUpdate = (partial) => {
       if (!finished && !controller.signal.aborted) notify("update", { callId, partial: normalizeResult(partial) });
@@ -1135,6 +1192,7 @@ function startHost(entryPath) {
   }
 
   async function session(params = {}) {
+    takeContext(params.context);
     lastSession = {
       entries: Array.isArray(params.entries) ? params.entries : [],
       sessionFile: params.sessionFile ?? undefined,

@@ -1767,3 +1767,107 @@ async fn pi_mono_subagent_loads_and_answers_at_both_releases() {
         assert_eq!(host.shutdown().await.code(), Some(0), "{release}");
     }
 }
+
+/// A `message` entry of the session file, as pi sends it.
+fn message_entry(id: &str, parent: Option<&str>, message: Value) -> Value {
+    json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-11-26T00:00:00.000Z", "message": message})
+}
+
+/// The JSON report of `ctx_probe` (fixtures/context.mjs).
+async fn probe_context(host: &mut Host, call_id: &str, context: Option<Value>) -> Value {
+    let mut params = json!({"callId": call_id, "tool": "ctx_probe", "params": {}});
+    if let Some(context) = context {
+        params["context"] = context;
+    }
+    let result = host.call("execute", params).await;
+    serde_json::from_str(text(&result)).unwrap()
+}
+
+#[tokio::test]
+async fn ctx_is_current_at_every_execute_from_the_context_pi_sends() {
+    let Some(mut host) = Host::start(&fixture("context.mjs"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    host.initialize(cwd.path(), false).await;
+    // Without a context (no session, or an older pi) ctx is empty, as before.
+    let empty = probe_context(&mut host, "c0", None).await;
+    assert_eq!(
+        (&empty["entries"], &empty["model"], &empty["all"]),
+        (&json!(0), &Value::Null, &json!(0))
+    );
+
+    let model = json!({"id": "m1", "name": "Model One", "api": "openai-completions", "provider": "p",
+        "baseUrl": "http://127.0.0.1:1/v1", "reasoning": false, "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "contextWindow": 1000, "maxTokens": 100});
+    let other = json!({"id": "m2", "name": "Model Two", "provider": "q"});
+    let user = message_entry("e1", None, json!({"role": "user", "content": "hi", "timestamp": 0}));
+    let event = json!({"reason": "start", "entries": [user], "sessionFile": "/s/one.jsonl",
+        "previousSessionFile": null, "hasUI": false,
+        "context": {"model": model, "modelRegistry": {"models": [model, other], "available": [0]}}});
+    host.call("session", event).await;
+    let result = message_entry(
+        "e2",
+        Some("e1"),
+        json!({"role": "toolResult", "toolCallId": "c1", "toolName": "ctx_probe", "content": [], "isError": false, "timestamp": 0}),
+    );
+    // The entries appended since the event (an earlier call's result) come with the execute.
+    let context = json!({"session": {"keep": 1, "entries": [result], "sessionFile": "/s/one.jsonl"}, "model": model});
+    let report = probe_context(&mut host, "c2", Some(context)).await;
+    assert_eq!(
+        report,
+        json!({"entries": 2, "results": ["c1"], "leafIsLast": true, "sameEntries": true,
+            "sessionFile": "/s/one.jsonl", "model": "p/m1", "found": "Model One", "available": true, "all": 2,
+            "oauth": false})
+    );
+    // The branch moved back (`keep` 1, nothing new): the result is gone.
+    let context = json!({"session": {"keep": 1, "entries": [], "sessionFile": "/s/one.jsonl"}, "model": other});
+    let report = probe_context(&mut host, "c3", Some(context)).await;
+    assert_eq!(
+        (
+            &report["entries"],
+            &report["results"],
+            &report["model"],
+            &report["available"]
+        ),
+        (&json!(1), &json!([]), &json!("q/m2"), &json!(false))
+    );
+
+    // getApiKey asks pi at each call.
+    let id = host
+        .request(
+            "execute",
+            json!({"callId": "c4", "tool": "ctx_probe", "params": {"apiKey": true}}),
+        )
+        .await;
+    let ask = host.recv().await;
+    assert_eq!(ask["method"], "modelRegistry.getApiKey");
+    assert_eq!(ask["params"], json!({"provider": "q", "id": "m2"}));
+    host.reply(&ask["id"], json!("k-123")).await;
+    let answer = host.response(id).await;
+    let report: Value = serde_json::from_str(text(&answer["result"])).unwrap();
+    assert_eq!(report["key"], "k-123");
+    assert_eq!(host.shutdown().await.code(), Some(0));
+}
+
+#[tokio::test]
+async fn ui_custom_shows_nothing_and_answers_undefined_in_both_forms() {
+    let Some(mut host) = Host::start(&fixture("context.mjs"), &[]).await else {
+        return;
+    };
+    let cwd = tempfile::tempdir().unwrap();
+    host.initialize(cwd.path(), true).await;
+    let result = host
+        .call("execute", json!({"callId": "u", "tool": "custom_ui", "params": {}}))
+        .await;
+    assert_eq!(text(&result), r#"{"value":"undefined","factoryCalled":false}"#);
+    assert_eq!(host.shutdown().await.code(), Some(0));
+    let stderr = host.stderr();
+    assert_eq!(
+        stderr
+            .matches("pi tool host: ui.custom is not supported for Node tools yet; the component is not shown")
+            .count(),
+        1,
+        "{stderr}"
+    );
+}

@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::context::SentContext;
 use super::protocol::{
     Failure, Incoming, MAX_LINE, RpcError, notification_line, parse_line, request_line, response_line, start_of,
 };
@@ -87,6 +88,12 @@ pub(crate) struct Connection {
     kill: CancellationToken,
     closed: CancellationToken,
     busy: watch::Sender<usize>,
+    /// What pi has told the process of the session (`context`); its lock also orders the
+    /// requests that carry a context, so the process gets them in the order they were computed.
+    sent: Mutex<SentContext>,
+    /// Secrets pi handed the process (`modelRegistry.getApiKey`): redacted from its stderr line
+    /// and its error answers.
+    secrets: Mutex<Vec<String>>,
     /// `tool_process`: the program and how many arguments it has (never their values, nor the
     /// environment's); the calls' spans are its children.
     span: tracing::Span,
@@ -147,6 +154,8 @@ impl Connection {
             kill: CancellationToken::new(),
             closed: CancellationToken::new(),
             busy: watch::Sender::new(0),
+            sent: Mutex::new(SentContext::default()),
+            secrets: Mutex::new(Vec::new()),
             span: span.clone(),
         });
         tokio::spawn(write_lines(stdin, outgoing));
@@ -208,6 +217,26 @@ impl Connection {
     /// Sends a request and waits for its answer, however long it takes. Dropping the future
     /// forgets the request: a late answer is ignored.
     pub(crate) async fn call(&self, method: &str, params: &Value) -> Result<Value, CallError> {
+        self.request(|id| self.send(request_line(id, method, params))).await
+    }
+
+    /// [`Connection::call`] with `params` built from what pi has told the process so far (which
+    /// `build` updates), under the lock that keeps such requests in order.
+    pub(crate) async fn call_with_context(
+        &self,
+        method: &str,
+        build: impl FnOnce(&mut SentContext) -> Value,
+    ) -> Result<Value, CallError> {
+        self.request(|id| {
+            let mut sent = lock(&self.sent);
+            let params = build(&mut sent);
+            self.send(request_line(id, method, &params));
+        })
+        .await
+    }
+
+    /// Registers a request under a new id, has `write` send it, and waits for its answer.
+    async fn request(&self, write: impl FnOnce(u64)) -> Result<Value, CallError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (sender, receiver) = oneshot::channel();
         {
@@ -219,7 +248,7 @@ impl Connection {
             pending.insert(id, sender);
         }
         let _forget = Forget { connection: self, id };
-        self.send(request_line(id, method, params));
+        write(id);
         match receiver.await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(error)) => Err(CallError::Rpc(error)),
@@ -236,15 +265,51 @@ impl Connection {
         limit: Duration,
         tool: &str,
     ) -> Result<Value, CallError> {
+        self.within(self.call(method, params), limit, tool).await
+    }
+
+    /// [`Connection::call_with_context`] with a time limit, as [`Connection::call_within`].
+    pub(crate) async fn call_with_context_within(
+        &self,
+        method: &str,
+        build: impl FnOnce(&mut SentContext) -> Value,
+        limit: Duration,
+        tool: &str,
+    ) -> Result<Value, CallError> {
+        self.within(self.call_with_context(method, build), limit, tool).await
+    }
+
+    async fn within(
+        &self,
+        reply: impl Future<Output = Result<Value, CallError>>,
+        limit: Duration,
+        tool: &str,
+    ) -> Result<Value, CallError> {
         tokio::select! {
             biased;
-            reply = self.call(method, params) => reply,
+            reply = reply => reply,
             () = self.deadline(limit) => {
                 let failure = Failure::TimedOut { tool: tool.to_owned(), after: limit };
                 self.terminate(failure.clone());
                 Err(CallError::Failed(self.failure().unwrap_or(failure)))
             }
         }
+    }
+
+    /// Remembers a secret handed to the process, to redact it from what the process says.
+    pub(crate) fn add_secret(&self, secret: &str) {
+        let mut secrets = lock(&self.secrets);
+        if !secrets.iter().any(|known| known == secret) {
+            secrets.push(secret.to_owned());
+        }
+    }
+
+    /// `text` with every secret handed to the process replaced by `[redacted]` (`pi_ai::redact`).
+    fn redacted(&self, text: String) -> String {
+        let secrets = lock(&self.secrets);
+        secrets
+            .iter()
+            .fold(text, |text, secret| pi_ai::redact(&text, Some(secret)))
     }
 
     /// Ends once `limit` has passed while pi was not busy answering the process.
@@ -358,6 +423,10 @@ impl Connection {
         match message {
             Incoming::Response { id, outcome } => {
                 if let Some(sender) = lock(&self.pending).remove(&id) {
+                    let outcome = outcome.map_err(|mut error| {
+                        error.message = self.redacted(error.message);
+                        error
+                    });
                     let _ = sender.send(outcome);
                 }
             }
@@ -540,7 +609,7 @@ async fn supervise(
                         }
                     };
                     let _ = tokio::time::timeout(EXIT_GRACE, stderr_task).await;
-                    let stderr = lock(&tail).clone();
+                    let stderr = lock(&tail).clone().map(|line| connection.redacted(line));
                     break Some(if connection.stopping.load(Ordering::Acquire) {
                         Failure::Stopped
                     } else {

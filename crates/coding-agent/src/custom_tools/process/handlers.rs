@@ -1,5 +1,6 @@
 //! What pi does for the requests and notifications of a tool process: `update`, `ui.*`, `exec`,
-//! `pendingAction.push`, `mutationQueue.lock` / `unlock`. Anything else gets `-32601` (requests) or is ignored (notifications).
+//! `pendingAction.push`, `mutationQueue.lock` / `unlock`, `modelRegistry.getApiKey`. Anything else gets
+//! `-32601` (requests) or is ignored (notifications).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -128,8 +129,35 @@ pub(crate) async fn request(connection: &Arc<Connection>, method: &str, value: V
         "exec" => exec(connection, params(value)?).await,
         "pendingAction.push" => push_pending_action(connection, params(value)?),
         "mutationQueue.lock" => lock_file(connection, params(value)?).await,
+        "modelRegistry.getApiKey" => api_key(connection, params(value)?).await,
         _ => Err(RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))),
     }
+}
+
+#[derive(Deserialize)]
+struct ApiKeyParams {
+    provider: String,
+}
+
+/// `modelRegistry.getApiKey`: the key pi would use for the provider (pi's
+/// `ModelRegistry.getApiKey(model)`, which pi 0.31 to 0.34 gave custom tools), or `null`. The key
+/// is remembered by the connection, which redacts it from the process's stderr line and error
+/// answers; it is never logged.
+async fn api_key(connection: &Connection, params: ApiKeyParams) -> Result<Value, RpcError> {
+    let Some(registry) = connection.api().session_view().and_then(|view| view.registry()) else {
+        return Ok(Value::Null);
+    };
+    // A `!command` key runs a program: off the runtime's threads.
+    let key = tokio::task::spawn_blocking(move || registry.api_key_for(&params.provider))
+        .await
+        .map_err(|error| RpcError::new(SERVER_ERROR, error.to_string()))?;
+    Ok(match key {
+        Some(key) => {
+            connection.add_secret(&key);
+            Value::from(key)
+        }
+        None => Value::Null,
+    })
 }
 
 #[derive(Deserialize)]

@@ -9,6 +9,7 @@ use pi_agent_core::lock;
 use serde_json::{Value, json};
 
 use super::connection::{CallError, Connection};
+use super::context::{SentContext, session_context};
 use super::error::ProcessError;
 use super::handlers;
 use super::protocol::{Failure, PROTOCOL_VERSION, ToolDefinition, parse_definitions};
@@ -129,8 +130,15 @@ impl Host {
         if let Value::Object(fields) = &mut params {
             fields.insert("hasUI".into(), Value::Bool(self.api.has_ui()));
         }
+        let view = self.api.session_view();
+        let build = |sent: &mut SentContext| {
+            if let Some(view) = &view {
+                params["context"] = session_context(&**view, sent, event);
+            }
+            params
+        };
         match connection
-            .call_within("session", &params, self.spec.timeout, &self.name)
+            .call_with_context_within("session", build, self.spec.timeout, &self.name)
             .await
         {
             Ok(_) => {}

@@ -29,6 +29,7 @@
 //! a connection and the handlers together; `tool` calls through the host.
 
 mod connection;
+mod context;
 mod error;
 mod handlers;
 mod host;

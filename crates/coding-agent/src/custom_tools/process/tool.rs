@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tracing::Instrument;
 
 use super::connection::{CallError, Connection};
+use super::context::{SentContext, execute_context};
 use super::host::Host;
 use super::protocol::{ToolDefinition, parse_result};
 use crate::custom_tools::{CustomTool, ToolSessionEvent};
@@ -102,7 +103,15 @@ impl ProcessTool {
         let aborted = || ToolError::new(OPERATION_ABORTED);
         tracing::debug!("tool call started");
         let _call = connection.register_call(call_id, &self.name, ctx.updates.clone(), ctx.cancel.clone());
-        let params = json!({"callId": call_id, "tool": self.name, "params": args});
+        let mut params = json!({"callId": call_id, "tool": self.name, "params": args});
+        // pi's `CustomToolContext`, current at this call (none outside a session).
+        let view = connection.api().session_view();
+        let build = |sent: &mut SentContext| {
+            if let Some(view) = &view {
+                params["context"] = execute_context(&**view, sent);
+            }
+            params
+        };
         let reply = tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => {
@@ -110,7 +119,7 @@ impl ProcessTool {
                 connection.notify("cancel", &json!({"callId": call_id}));
                 return Err(aborted());
             }
-            reply = connection.call_within("execute", &params, self.host.timeout(), &self.name) => reply,
+            reply = connection.call_with_context_within("execute", build, self.host.timeout(), &self.name) => reply,
         };
         let outcome = match reply {
             Ok(result) => parse_result(result)
