@@ -18,6 +18,7 @@ mod mcp_tools;
 mod pending_props;
 mod process_tools;
 mod resolve;
+mod sandbox;
 mod session_ast_edit;
 mod session_resolve;
 mod tool_choice_queue;

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use pi_agent_core::{AgentTool, ContentBlock, ToolContext};
-use pi_tools::{BashTool, Sandbox, SandboxError, ToolEnv};
+use pi_tools::{BashTool, Sandbox, ToolEnv};
 use serde_json::json;
 
 /// A project directory and a sibling outside it, neither below a temp directory.
@@ -46,17 +46,10 @@ fn dirs() -> Dirs {
     }
 }
 
-/// Whether the kernel enforces the sandbox (with the network off, the most it asks); panics when
-/// it does not, unless `PI_ALLOW_NO_LANDLOCK=1`.
+/// Whether the kernel enforces the sandbox (with the network off, the most it asks); fails the
+/// test when it does not, unless `PI_ALLOW_NO_LANDLOCK=1`.
 fn landlock_available(project: &Path) -> bool {
-    match Sandbox::new(project).network(false).spawn_with(|| ()) {
-        Ok(()) => true,
-        Err(error @ SandboxError::Landlock { .. }) if std::env::var("PI_ALLOW_NO_LANDLOCK").as_deref() == Ok("1") => {
-            eprintln!("PI_ALLOW_NO_LANDLOCK=1: not testing the sandbox: {error}");
-            false
-        }
-        Err(error) => panic!("this kernel cannot run the sandbox tests (set PI_ALLOW_NO_LANDLOCK=1 to allow): {error}"),
-    }
+    pi_test_support::landlock::available(Sandbox::new(project).network(false).check())
 }
 
 async fn bash(env: ToolEnv, command: &str) -> Result<String, String> {

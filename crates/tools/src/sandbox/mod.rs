@@ -156,6 +156,12 @@ impl Sandbox {
         }
     }
 
+    /// Checks that the sandbox can be entered here (the platform, the kernel, the paths), without
+    /// starting anything: [`Sandbox::spawn_with`] of nothing.
+    pub fn check(&self) -> Result<(), SandboxError> {
+        self.spawn_with(|| ())
+    }
+
     /// What the kernel must offer, in words, for the error texts.
     fn needed(&self) -> &'static str {
         if self.network {
