@@ -122,7 +122,8 @@ impl Sandbox {
     /// new thread that has entered the sandbox, inside the caller's tokio runtime if there is one.
     /// Every process that thread starts, and their descendants, stay in the sandbox; the thread
     /// ends with `start`. Fails closed, without calling `start`, when the platform or the kernel
-    /// cannot enforce every rule. Blocks for about as long as starting a process does.
+    /// cannot enforce every rule. Blocks the caller for about as long as starting a process
+    /// or two does (the rules are built anew each time, about a millisecond).
     pub fn spawn_with<T: Send>(&self, start: impl FnOnce() -> T + Send) -> Result<T, SandboxError> {
         if self.simulate_missing_landlock {
             return Err(SandboxError::Landlock {
@@ -134,17 +135,17 @@ impl Sandbox {
         {
             let runtime = tokio::runtime::Handle::try_current().ok();
             std::thread::scope(|scope| {
-                let thread = scope.spawn(move || {
-                    linux::restrict_this_thread(self)?;
-                    let _runtime = runtime.as_ref().map(tokio::runtime::Handle::enter);
-                    Ok(start())
-                });
-                thread.join().unwrap_or_else(|_| {
-                    Err(SandboxError::Landlock {
-                        needed: self.needed(),
-                        detail: "the sandboxed thread panicked".to_owned(),
+                let thread = std::thread::Builder::new()
+                    .name("pi-sandbox".to_owned())
+                    .spawn_scoped(scope, move || {
+                        linux::restrict_this_thread(self)?;
+                        let _runtime = runtime.as_ref().map(tokio::runtime::Handle::enter);
+                        Ok(start())
                     })
-                })
+                    .map_err(SandboxError::Thread)?;
+                thread
+                    .join()
+                    .unwrap_or_else(|_| Err(SandboxError::Thread(std::io::Error::other("it panicked"))))
             })
         }
         #[cfg(not(target_os = "linux"))]
@@ -203,6 +204,9 @@ pub enum SandboxError {
         /// Why.
         detail: String,
     },
+    /// The thread that enters the sandbox could not be started, or panicked.
+    #[error("Sandbox unavailable: the thread that enters the sandbox failed ({0}). {TURN_OFF}")]
+    Thread(std::io::Error),
     /// A writable path exists but could not be opened for the rules.
     #[error("Sandbox unavailable: cannot open {} for the sandbox's rules ({source}). {TURN_OFF}", path.display())]
     Path {
