@@ -125,11 +125,11 @@ pub struct Args {
     #[arg(long, conflicts_with = "no_sandbox")]
     pub sandbox: bool,
 
-    /// Sandbox them with no network either (implies --sandbox)
+    /// Sandbox bash and tool processes, and take the network away (implies --sandbox)
     #[arg(long = "no-network", conflicts_with = "no_sandbox")]
     pub no_network: bool,
 
-    /// Run them without the sandbox, whatever the settings say
+    /// Run bash and tool processes unsandboxed, whatever settings.json says
     #[arg(long = "no-sandbox")]
     pub no_sandbox: bool,
 
