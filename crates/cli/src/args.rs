@@ -121,6 +121,18 @@ pub struct Args {
     #[arg(long = "no-context-files")]
     pub no_context_files: bool,
 
+    /// Sandbox bash and tool processes: write only in the project and temp (Linux, Landlock)
+    #[arg(long, conflicts_with = "no_sandbox")]
+    pub sandbox: bool,
+
+    /// Sandbox bash and tool processes, and take the network away (implies --sandbox)
+    #[arg(long = "no-network", conflicts_with = "no_sandbox")]
+    pub no_network: bool,
+
+    /// Run bash and tool processes unsandboxed, whatever settings.json says
+    #[arg(long = "no-sandbox")]
+    pub no_sandbox: bool,
+
     /// Run the offline demo (no key, no network)
     #[arg(long)]
     pub demo: bool,
@@ -175,6 +187,19 @@ impl Args {
         }
     }
 
+    /// Applies `--sandbox`, `--no-network` and `--no-sandbox` to the `sandbox` settings.
+    pub fn apply_sandbox_flags(&self, sandbox: &mut pi_coding_agent::config::SandboxSettings) {
+        if self.no_sandbox {
+            sandbox.enabled = Some(false);
+        }
+        if self.sandbox || self.no_network {
+            sandbox.enabled = Some(true);
+        }
+        if self.no_network {
+            sandbox.network = Some(false);
+        }
+    }
+
     /// The output mode: `--mode`, else text.
     pub fn mode(&self) -> Mode {
         self.mode.unwrap_or(Mode::Text)
@@ -216,6 +241,29 @@ mod tests {
         assert_eq!(args.tools.as_deref(), Some(&["read".to_owned(), "ls".to_owned()][..]));
         assert_eq!(args.thinking.as_deref(), Some("high"));
         assert_eq!(args.mode(), Mode::Json);
+    }
+
+    #[test]
+    fn sandbox_flags_override_the_settings() {
+        use pi_coding_agent::config::SandboxSettings;
+        let on = SandboxSettings {
+            enabled: Some(true),
+            network: Some(true),
+            writable_paths: vec!["~/.cache".into()],
+        };
+        let apply = |argv: &[&str], mut settings: SandboxSettings| {
+            parse(argv).apply_sandbox_flags(&mut settings);
+            settings
+        };
+        assert_eq!(apply(&[], on.clone()), on);
+        let off = apply(&["--no-sandbox"], on.clone());
+        assert_eq!(off.enabled, Some(false));
+        assert_eq!(off.writable_paths, on.writable_paths);
+        let sandboxed = apply(&["--sandbox"], SandboxSettings::default());
+        assert_eq!((sandboxed.enabled, sandboxed.network), (Some(true), None));
+        let offline = apply(&["--no-network"], on.clone());
+        assert_eq!((offline.enabled, offline.network), (Some(true), Some(false)));
+        assert!(Args::parse_from_argv(["pi", "--sandbox", "--no-sandbox"]).is_err());
     }
 
     #[test]

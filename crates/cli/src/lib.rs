@@ -420,11 +420,12 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         Some(dir) => AgentPaths::new(dir.clone()),
         None => AgentPaths::from_process_env().ok_or(CliError::NoAgentDir)?,
     };
-    let (settings, registry) = {
+    let (mut settings, registry) = {
         let paths = paths.clone();
         let cwd = cwd.clone();
         tokio::task::spawn_blocking(move || load_config(&paths, &cwd)).await??
     };
+    args.apply_sandbox_flags(&mut settings.sandbox);
     if let Some(search) = &args.list_models {
         say(&io.stdout, &list_models(&registry, search));
         return Ok(None);

@@ -654,3 +654,45 @@ async fn json_mode_exits_3_with_a_preview_left_unapplied_and_keeps_stderr_clean(
     let stdout = text(&output.stdout);
     assert!(stdout.contains("\"type\":\"pending_action\""), "{stdout}");
 }
+
+/// Beyond pi: with `--sandbox` the model's `bash` cannot write outside the project (a directory
+/// outside the temp directories, which the sandbox lets everyone write); without it, it can.
+/// Needs a kernel with Landlock.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sandbox_flag_keeps_bash_from_writing_outside_the_project() {
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    if !pi_test_support::landlock::available(pi_tools::Sandbox::new(outside.path()).check()) {
+        return;
+    }
+    let target = outside.path().join("escaped.txt");
+    let command = json!({"command": format!("echo x > '{}'", target.display())});
+    for (flags, escapes) in [(&["--sandbox"][..], false), (&[][..], true)] {
+        let server = MockServer::start(vec![
+            openai::tool_calls(&[("call-1", "bash", command.clone())]),
+            openai::text("Done."),
+        ])
+        .await;
+        let sandbox = sandbox_with(Some(&server));
+        let mut args = vec!["-p", "Write it"];
+        args.extend_from_slice(flags);
+        let output = sandbox.run(&args).await;
+        assert_eq!(text(&output.stderr), "");
+        assert_eq!(text(&output.stdout), "Done.\n");
+        let second = server.requests()[1].json();
+        let tool = second["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()
+            .clone();
+        let result = tool["content"].as_str().unwrap();
+        assert_eq!(target.exists(), escapes, "{result}");
+        if escapes {
+            assert_eq!(result, "(no output)");
+        } else {
+            assert!(result.contains("Permission denied"), "{result}");
+            assert!(result.ends_with("Command exited with code 1"), "{result}");
+        }
+    }
+}

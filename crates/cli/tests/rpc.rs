@@ -27,10 +27,18 @@ struct Rpc {
 
 impl Rpc {
     fn start(server: &MockServer) -> Rpc {
+        Rpc::start_with(server, &[], |_| {})
+    }
+
+    /// [`Rpc::start`] with more flags, after `setup` prepared the sandbox.
+    fn start_with(server: &MockServer, flags: &[&str], setup: impl FnOnce(&Sandbox)) -> Rpc {
         let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
         sandbox.use_server(server);
+        setup(&sandbox);
+        let mut args = vec!["--mode", "rpc"];
+        args.extend_from_slice(flags);
         let mut child = sandbox
-            .command(&["--mode", "rpc"])
+            .command(&args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -329,4 +337,42 @@ async fn stdin_ending_lets_the_prompt_finish() {
     })
     .await;
     assert!(seen.iter().any(|v| v["type"] == "agent_end"), "{seen:#?}");
+}
+
+/// Beyond pi: the RPC `bash` command follows the `sandbox` setting (here with the network off)
+/// and `--no-sandbox` overrides it. Needs a kernel with Landlock (ABI 4).
+#[tokio::test(flavor = "multi_thread")]
+async fn rpc_bash_follows_the_sandbox_setting() {
+    let project = tempfile::tempdir().unwrap();
+    if !pi_test_support::landlock::available(pi_tools::Sandbox::new(project.path()).network(false).check()) {
+        return;
+    }
+    let server = MockServer::start(vec![]).await;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let settings = |sandbox: &Sandbox| {
+        let settings = json!({"sandbox": {"enabled": true, "network": false}});
+        std::fs::write(sandbox.agent_dir().join("settings.json"), settings.to_string()).unwrap();
+    };
+    for (flags, connects) in [(&[][..], false), (&["--no-sandbox"][..], true)] {
+        let mut rpc = Rpc::start_with(&server, flags, settings);
+        let command = connect.clone();
+        let bash = on_blocking(move || {
+            rpc.send(json!({"type": "bash", "id": "b", "command": command}));
+            let bash = rpc.response("b");
+            rpc.close();
+            bash
+        })
+        .await;
+        let output = bash["data"]["output"].as_str().unwrap_or_default();
+        if connects {
+            assert_eq!(bash["data"]["exitCode"], 0, "{bash}");
+            assert_eq!(output, "connected\n");
+        } else {
+            assert_eq!(bash["data"]["exitCode"], 1, "{bash}");
+            // The seccomp filter refuses the socket before Landlock would refuse the connection.
+            assert!(output.contains("socket: Operation not permitted"), "{bash}");
+        }
+    }
 }

@@ -69,6 +69,10 @@ pub enum BuildError {
     /// A blocking step (reading context files, discovering custom tools) panicked or was cancelled.
     #[error("session set-up was interrupted: {0}")]
     Interrupted(#[from] tokio::task::JoinError),
+    /// The `sandbox` setting is on but the platform or the kernel cannot enforce it (beyond pi):
+    /// no session starts rather than one whose commands all fail.
+    #[error(transparent)]
+    Sandbox(#[from] pi_tools::SandboxError),
 }
 
 /// A built session and what went wrong on the way that did not stop it.
@@ -277,8 +281,13 @@ impl SessionBuilder {
             ast_grep: settings.ast_grep_enabled.unwrap_or(true),
             shell: settings.shell_path.as_ref().map(PathBuf::from),
             shell_command_prefix: settings.shell_command_prefix.clone(),
+            sandbox: sandbox_of(settings, &self.cwd),
             ..SessionSettings::default()
         };
+        if let Some(sandbox) = &session_settings.sandbox {
+            // Fails early and clearly where the kernel cannot enforce it; every start checks again.
+            sandbox.check()?;
+        }
         if let Some(mode) = settings.tool_execution {
             session_settings.tool_execution = mode;
         }
@@ -381,6 +390,20 @@ impl SessionBuilder {
         .await?;
         Ok(prompt)
     }
+}
+
+/// The sandbox the `sandbox` setting asks for, if it is enabled: the project is `cwd`; the
+/// `writablePaths` have `~` expanded and are taken relative to `cwd`.
+fn sandbox_of(settings: &Settings, cwd: &std::path::Path) -> Option<pi_tools::Sandbox> {
+    let config = &settings.sandbox;
+    if config.enabled != Some(true) {
+        return None;
+    }
+    let env_var = |name: &str| std::env::var(name).ok();
+    let sandbox = pi_tools::Sandbox::new(cwd).network(config.network.unwrap_or(true));
+    Some(config.writable_paths.iter().fold(sandbox, |sandbox, path| {
+        sandbox.writable(cwd.join(crate::config::expand_home(path, &env_var)))
+    }))
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@
 //! * Running the `pi` binary (pi-cli's tests and benches): a [`sandbox::Sandbox`] is a temporary
 //!   `HOME` with an agent directory and a project, whose commands run with a clean environment;
 //!   the binary is a parameter (`env!("CARGO_BIN_EXE_pi")`).
+//! * Tests of the sandbox of bash and tool processes: [`landlock::available`] fails them on a
+//!   kernel without Landlock unless `PI_ALLOW_NO_LANDLOCK=1`.
 //! * Session files: [`session_files`] writes pi's JSONL session files by hand and reads them back.
 //! * No HTTP at all (sessions, the interactive mode): the in-process faux model of
 //!   `pi_agent_core::faux`, with [`scripted`]'s short forms for its responses and for the tool
@@ -68,6 +70,7 @@
 
 pub mod anthropic;
 pub mod faults;
+pub mod landlock;
 pub mod messages;
 pub mod openai;
 pub mod openai_responses;

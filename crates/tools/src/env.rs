@@ -16,6 +16,9 @@ pub struct ToolEnv {
     pub shell_command_prefix: Option<String>,
     /// Extra environment for `bash`, e.g. `PI_SESSION_ID`, `PI_MODEL`.
     pub env: BTreeMap<String, String>,
+    /// The sandbox `bash` runs its commands in (beyond pi; `None`: the user's full rights). The
+    /// file tools are not affected.
+    pub sandbox: Option<crate::Sandbox>,
 }
 
 impl ToolEnv {
@@ -26,6 +29,7 @@ impl ToolEnv {
             shell: None,
             shell_command_prefix: None,
             env: BTreeMap::new(),
+            sandbox: None,
         }
     }
 

@@ -13,6 +13,8 @@
 //! * The pieces other tools reuse: [`run_command`] (what `bash` runs), [`apply_edits`] (how
 //!   `edit` matches), pi's truncation ([`truncate_head`], [`truncate_tail`], [`format_size`], …),
 //!   [`sniff_image`], and [`FirstByPath`] for parallel searches with a stable result.
+//! * Beyond pi: the opt-in [`Sandbox`] (Landlock and seccomp on Linux) that `bash` — and, through
+//!   pi-coding-agent, custom-tool processes — start in when [`ToolEnv::sandbox`] is set.
 //! * Modules: [`path`] (how model-supplied paths resolve and display), [`atomic`] (atomic
 //!   replacement of one or many files) and [`mutation_queue`] (per-file locking).
 //!
@@ -37,6 +39,7 @@ mod node;
 pub mod path;
 mod read;
 mod registry;
+mod sandbox;
 mod truncate;
 mod write;
 
@@ -49,6 +52,7 @@ pub use grep::{GrepParams, GrepTool};
 pub use ls::{LsParams, LsTool};
 pub use read::{ReadParams, ReadTool, sniff_image};
 pub use registry::{ALL_TOOLS, DEFAULT_TOOLS, UnknownTool, create_tool, create_tools};
+pub use sandbox::{Sandbox, SandboxError};
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, TruncatedBy, TruncationOptions, TruncationResult,
     format_size, truncate_head, truncate_line, truncate_tail,

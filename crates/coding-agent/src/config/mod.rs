@@ -9,7 +9,7 @@ mod settings;
 pub use error::SettingsError;
 pub use paths::{AGENT_DIR_ENV, AgentPaths, project_dir, project_settings_file};
 pub use provider_retry::ProviderRetry;
-pub use settings::{McpServerConfig, Settings, merge, parse_thinking_level, thinking_level_name};
+pub use settings::{McpServerConfig, SandboxSettings, Settings, merge, parse_thinking_level, thinking_level_name};
 
 /// Expands a leading `~` or `~/` with `$HOME` from `env`.
 pub fn expand_home(path: &str, env: &dyn Fn(&str) -> Option<String>) -> std::path::PathBuf {

@@ -41,6 +41,8 @@ pub struct Settings {
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// `retry.provider`: timeouts and retries of the requests to the model.
     pub provider_retry: super::ProviderRetry,
+    /// `sandbox` (beyond pi): the sandbox of bash and custom-tool processes.
+    pub sandbox: SandboxSettings,
     /// The whole merged object, unknown keys included.
     pub raw: Map<String, Value>,
 }
@@ -85,6 +87,7 @@ impl Settings {
             custom_tools: reader.strings("customTools")?,
             mcp_servers: reader.mcp_servers()?,
             provider_retry: super::provider_retry::read(&raw, file)?,
+            sandbox: reader.sandbox()?,
             raw: raw.clone(),
         })
     }
@@ -108,6 +111,18 @@ pub struct McpServerConfig {
     /// process tools); the call then fails and the server is told it was cancelled.
     #[serde(default)]
     pub timeout: Option<u64>,
+}
+
+/// `sandbox` (beyond pi): `{"enabled": bool, "network": bool, "writablePaths": [string]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SandboxSettings {
+    /// `enabled` (default false): bash and custom-tool processes may write only inside the
+    /// project, the temp directories and `writable_paths`.
+    pub enabled: Option<bool>,
+    /// `network` (default true): false forbids them the network (TCP, UDP, any non-Unix socket).
+    pub network: Option<bool>,
+    /// `writablePaths`: more directories they may write (`~` expanded, relative to the project).
+    pub writable_paths: Vec<String>,
 }
 
 /// A thinking level by pi's name (`off`, `minimal`, `low`, `medium`, `high`, `xhigh`, `max`).
@@ -187,6 +202,34 @@ impl Reader<'_> {
                 .collect(),
             Some(_) => Err(self.error("mcpServers", "must be an object")),
         }
+    }
+
+    /// `sandbox`: an object whose known keys have the right kinds.
+    fn sandbox(&self) -> Result<SandboxSettings, SettingsError> {
+        let object = match self.raw.get("sandbox") {
+            None | Some(Value::Null) => return Ok(SandboxSettings::default()),
+            Some(Value::Object(object)) => object,
+            Some(_) => return Err(self.error("sandbox", "must be an object")),
+        };
+        let flag = |key: &str| match object.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(value)) => Ok(Some(*value)),
+            Some(_) => Err(self.error(&format!("sandbox.{key}"), "must be a boolean")),
+        };
+        let writable_paths = match object.get("writablePaths") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| self.error("sandbox.writablePaths", "must be a list of strings"))?,
+            Some(_) => return Err(self.error("sandbox.writablePaths", "must be a list of strings")),
+        };
+        Ok(SandboxSettings {
+            enabled: flag("enabled")?,
+            network: flag("network")?,
+            writable_paths,
+        })
     }
 
     /// `{"<key>": {"enabled": bool}}`.
@@ -317,5 +360,36 @@ mod tests {
         assert_eq!(settings.tool_execution, Some(ToolExecutionMode::Sequential));
         assert_eq!(settings.shell_path.as_deref(), Some("/bin/zsh"));
         assert_eq!(settings.ast_grep_enabled, Some(false));
+    }
+
+    #[test]
+    fn the_sandbox_reads_enabled_network_and_writable_paths() {
+        assert_eq!(Settings::default().sandbox, SandboxSettings::default());
+        let settings = Settings::from_json(
+            r#"{"sandbox": {"enabled": true, "network": false, "writablePaths": ["~/.cache"]}}"#,
+            "s.json",
+        )
+        .unwrap();
+        assert_eq!(
+            settings.sandbox,
+            SandboxSettings {
+                enabled: Some(true),
+                network: Some(false),
+                writable_paths: vec!["~/.cache".to_owned()],
+            }
+        );
+        let error = |json: &str| Settings::from_json(json, "s.json").unwrap_err().to_string();
+        assert_eq!(
+            error(r#"{"sandbox": true}"#),
+            "Invalid settings in s.json: \"sandbox\" must be an object"
+        );
+        assert_eq!(
+            error(r#"{"sandbox": {"network": "off"}}"#),
+            "Invalid settings in s.json: \"sandbox.network\" must be a boolean"
+        );
+        assert_eq!(
+            error(r#"{"sandbox": {"writablePaths": [1]}}"#),
+            "Invalid settings in s.json: \"sandbox.writablePaths\" must be a list of strings"
+        );
     }
 }

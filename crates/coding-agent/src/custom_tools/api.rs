@@ -58,6 +58,7 @@ pub struct ToolApi {
     ui: UiSlot,
     cache_dir: Option<PathBuf>,
     session_view: SessionViewSlot,
+    sandbox: Option<pi_tools::Sandbox>,
 }
 
 impl std::fmt::Debug for ToolApi {
@@ -66,6 +67,7 @@ impl std::fmt::Debug for ToolApi {
             .field("cwd", &self.cwd)
             .field("has_store", &self.pending.is_some())
             .field("has_ui", &self.has_ui())
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -91,6 +93,29 @@ impl ToolApi {
             ui: Arc::new(RwLock::new(Arc::new(NoUi))),
             cache_dir: None,
             session_view: SessionViewSlot::default(),
+            sandbox: None,
+        }
+    }
+
+    /// Starts every tool process, and what [`ToolApi::exec`] runs, in `sandbox` (beyond pi; `None`:
+    /// with the user's full rights).
+    #[must_use]
+    pub fn with_sandbox(mut self, sandbox: Option<pi_tools::Sandbox>) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The sandbox tool processes start in, if any.
+    pub fn sandbox(&self) -> Option<&pi_tools::Sandbox> {
+        self.sandbox.as_ref()
+    }
+
+    /// Spawns `command` in the sandbox when there is one; a sandbox that cannot be entered is
+    /// the error (nothing was started).
+    pub(crate) fn spawn(&self, command: &mut tokio::process::Command) -> std::io::Result<tokio::process::Child> {
+        match &self.sandbox {
+            Some(sandbox) => sandbox.spawn_with(|| command.spawn()).map_err(std::io::Error::other)?,
+            None => command.spawn(),
         }
     }
 
@@ -159,16 +184,18 @@ impl ToolApi {
     }
 
     /// Runs `command` with `args` in the working directory, capturing its output (pi's
-    /// `pi.exec`). Cancellation and the timeout kill it (`killed: true`).
+    /// `pi.exec`), in the sandbox when there is one. Cancellation and the timeout kill it
+    /// (`killed: true`).
     pub async fn exec(&self, command: &str, args: &[String], options: ExecOptions) -> std::io::Result<ExecResult> {
-        let mut child = tokio::process::Command::new(command)
+        let mut command_line = tokio::process::Command::new(command);
+        command_line
             .args(args)
             .current_dir(&self.cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
+            .kill_on_drop(true);
+        let mut child = self.spawn(&mut command_line)?;
         let mut stdout = child.stdout.take();
         let mut stderr = child.stderr.take();
         let read_out = async {

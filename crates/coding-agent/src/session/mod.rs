@@ -107,6 +107,8 @@ pub struct SessionSettings {
     pub shell: Option<PathBuf>,
     /// Text prepended to every bash command (pi's `shellCommandPrefix`).
     pub shell_command_prefix: Option<String>,
+    /// The sandbox of `bash` and custom-tool processes (beyond pi; the `sandbox` setting).
+    pub sandbox: Option<pi_tools::Sandbox>,
 }
 
 impl Default for SessionSettings {
@@ -118,6 +120,7 @@ impl Default for SessionSettings {
             resolve_force_limit: DEFAULT_FORCE_LIMIT,
             shell: None,
             shell_command_prefix: None,
+            sandbox: None,
         }
     }
 }
@@ -245,6 +248,7 @@ type Listener = Arc<dyn Fn(&SessionEvent) + Send + Sync>;
 struct Inner {
     agent: Agent,
     cwd: PathBuf,
+    sandbox: Option<pi_tools::Sandbox>,
     registry: RwLock<ToolRegistry>,
     requested_tools: Mutex<Vec<String>>,
     runtime: ResolveRuntime,
@@ -344,6 +348,7 @@ impl AgentSession {
             Inner {
                 agent,
                 cwd: options.cwd.clone(),
+                sandbox: options.settings.sandbox.clone(),
                 registry: RwLock::new(registry),
                 requested_tools: Mutex::new(requested),
                 runtime,
@@ -387,12 +392,18 @@ impl AgentSession {
     }
 
     /// The API custom tools of this session are created with: its cwd, its pending-action store,
-    /// its user interface.
+    /// its user interface, its sandbox.
     pub fn tool_api(&self) -> ToolApi {
         ToolApi::new(self.inner.cwd.clone())
             .with_pending_store(self.pending_actions().clone())
             .with_ui_slot(self.ui_slot())
             .with_session_view_slot(self.inner.session_view.clone())
+            .with_sandbox(self.inner.sandbox.clone())
+    }
+
+    /// The sandbox of `bash` and custom-tool processes, when it is on.
+    pub fn sandbox(&self) -> Option<&pi_tools::Sandbox> {
+        self.inner.sandbox.as_ref()
     }
 
     /// Installs (or removes) what custom tools read of the session at every call: its branch,
@@ -643,6 +654,7 @@ fn build_registry(
     let mut env = pi_tools::ToolEnv::new(options.cwd.clone());
     env.shell = options.settings.shell.clone();
     env.shell_command_prefix = options.settings.shell_command_prefix.clone();
+    env.sandbox = options.settings.sandbox.clone();
     for name in pi_tools::ALL_TOOLS {
         let tool = pi_tools::create_tool(name, &env).map_err(|e| SessionError::UnknownTool(e.0))?;
         registry.register(RegisteredTool::builtin(tool))?;

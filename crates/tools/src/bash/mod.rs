@@ -4,7 +4,9 @@
 //!
 //! The command runs as `<shell> -c <command>` in its own process group with stdin closed; on
 //! timeout or abort the whole group is killed. A non-zero exit, an abort or a timeout is an
-//! error whose text still carries the output.
+//! error whose text still carries the output. With [`ToolEnv::sandbox`] set (beyond pi) the shell
+//! starts in that [`crate::Sandbox`], and a sandbox the kernel cannot enforce is an error before
+//! anything runs.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -214,6 +216,9 @@ pub enum CommandError {
         /// Why it did not start.
         source: std::io::Error,
     },
+    /// The sandbox is on but cannot be entered here (beyond pi); nothing was run.
+    #[error(transparent)]
+    Sandbox(#[from] crate::SandboxError),
 }
 
 /// Runs `command` the way the `bash` tool does (the environment's shell and prefix, its own
@@ -242,13 +247,9 @@ pub async fn run_command(
         cwd,
         env: &env.env,
         timeout,
+        sandbox: env.sandbox.as_ref(),
     };
-    let mut run = process::run(spec, cancel, updates)
-        .await
-        .map_err(|source| CommandError::Spawn {
-            shell: shell.clone(),
-            source,
-        })?;
+    let mut run = process::run(spec, cancel, updates).await?;
     let full_output = run.log.finish().await;
     let truncation = run.output.snapshot();
     let last_line_bytes = run.output.last_line_bytes();

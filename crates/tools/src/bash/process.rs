@@ -15,6 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::CommandError;
 use super::output::{FullOutputLog, OutputAccumulator, Utf8Decoder};
 use crate::truncate::TruncationOptions;
 
@@ -69,6 +70,8 @@ pub(crate) struct Spec<'a> {
     pub(crate) env: &'a std::collections::BTreeMap<String, String>,
     /// Time limit.
     pub(crate) timeout: Option<Duration>,
+    /// The sandbox the shell starts in, if any.
+    pub(crate) sandbox: Option<&'a crate::Sandbox>,
 }
 
 /// The shell: the configured one, else `/bin/bash`, else `bash` on `PATH`, else `sh`.
@@ -231,8 +234,12 @@ impl Sinks {
     }
 }
 
-/// Spawns the command and drives it to its end.
-pub(crate) async fn run(spec: Spec<'_>, cancel: &CancellationToken, updates: ToolUpdateSink) -> std::io::Result<Run> {
+/// Spawns the command (in the sandbox, if there is one) and drives it to its end.
+pub(crate) async fn run(
+    spec: Spec<'_>,
+    cancel: &CancellationToken,
+    updates: ToolUpdateSink,
+) -> Result<Run, CommandError> {
     let mut command = tokio::process::Command::new(spec.shell);
     command
         .arg("-c")
@@ -246,7 +253,14 @@ pub(crate) async fn run(spec: Spec<'_>, cancel: &CancellationToken, updates: Too
         command.env_remove(name);
     }
     command.envs(spec.env);
-    let mut child = command.spawn()?;
+    let spawned = match spec.sandbox {
+        Some(sandbox) => sandbox.spawn_with(|| command.spawn())?,
+        None => command.spawn(),
+    };
+    let mut child = spawned.map_err(|source| CommandError::Spawn {
+        shell: spec.shell.to_path_buf(),
+        source,
+    })?;
     let mut guard = GroupGuard {
         group: child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw),
     };

@@ -339,7 +339,9 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
     let task_rpc = rpc.clone();
     let task = tokio::spawn(async move {
         let rpc = task_rpc;
-        let env = pi_tools::ToolEnv::new(rpc.app.session().cwd().to_path_buf());
+        let session = rpc.app.session();
+        let mut env = pi_tools::ToolEnv::new(session.cwd().to_path_buf());
+        env.sandbox = session.sandbox().cloned();
         let writer = rpc.writer.clone();
         let update_id = id.clone();
         let updates = ToolUpdateSink::new(move |partial| {

@@ -60,7 +60,7 @@ pub async fn load_server(
     config: &McpServerConfig,
     api: &ToolApi,
 ) -> Result<Vec<Arc<dyn CustomTool>>, McpError> {
-    let server = Arc::new(server::McpServer::new(name, config, api.cwd()));
+    let server = Arc::new(server::McpServer::new(name, config, api.cwd(), api.sandbox().cloned()));
     let link = server.connect().await.map_err(McpError::Start)?;
     let listed = match tokio::time::timeout(STARTUP_TIMEOUT, server::list_tools(&link)).await {
         Ok(Ok(listed)) => listed,

@@ -207,6 +207,8 @@ pub(super) struct Link {
 pub(super) struct McpServer {
     name: String,
     launch: Launch,
+    /// The sandbox the server's process starts in (beyond pi).
+    sandbox: Option<pi_tools::Sandbox>,
     call_timeout: std::time::Duration,
     state: tokio::sync::Mutex<State>,
     progress: ProgressSinks,
@@ -217,7 +219,12 @@ pub(super) struct McpServer {
 
 impl McpServer {
     /// A server called `name`, not started yet.
-    pub(super) fn new(name: &str, config: &McpServerConfig, session_cwd: &Path) -> Self {
+    pub(super) fn new(
+        name: &str,
+        config: &McpServerConfig,
+        session_cwd: &Path,
+        sandbox: Option<pi_tools::Sandbox>,
+    ) -> Self {
         let launch = Launch::new(config, session_cwd);
         let span = tracing::info_span!(
             "mcp_server",
@@ -228,6 +235,7 @@ impl McpServer {
         McpServer {
             name: name.to_owned(),
             launch,
+            sandbox,
             call_timeout: config.timeout.map_or(
                 crate::custom_tools::process::DEFAULT_TIMEOUT,
                 std::time::Duration::from_millis,
@@ -328,15 +336,19 @@ impl McpServer {
     async fn start_unlogged(&self) -> Result<(RunningService<RoleClient, PiClient>, Arc<StderrTail>), String> {
         tracing::debug!("starting the MCP server");
         let name = &self.name;
-        let (transport, stderr) = TokioChildProcess::builder(self.launch.command())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|error| {
-                format!(
-                    "Failed to start MCP server \"{name}\": cannot run \"{}\": {error}",
-                    self.launch.program.display()
-                )
-            })?;
+        let builder = TokioChildProcess::builder(self.launch.command()).stderr(Stdio::piped());
+        let spawned = match &self.sandbox {
+            Some(sandbox) => sandbox
+                .spawn_with(|| builder.spawn())
+                .map_err(|error| format!("Failed to start MCP server \"{name}\": {error}"))?,
+            None => builder.spawn(),
+        };
+        let (transport, stderr) = spawned.map_err(|error| {
+            format!(
+                "Failed to start MCP server \"{name}\": cannot run \"{}\": {error}",
+                self.launch.program.display()
+            )
+        })?;
         let stderr = StderrTail::spawn(stderr);
         let client = PiClient {
             info: client_info(),

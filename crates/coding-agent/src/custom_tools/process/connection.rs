@@ -125,7 +125,7 @@ impl Connection {
             args = spec.args.len(),
             pid = tracing::field::Empty,
         );
-        let mut child = command.spawn().inspect_err(|error| {
+        let mut child = api.spawn(&mut command).inspect_err(|error| {
             tracing::warn!(parent: &span, %error, "cannot start the tool process");
         })?;
         if let Some(pid) = child.id() {

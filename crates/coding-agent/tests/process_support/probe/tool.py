@@ -101,6 +101,35 @@ def run(call, params):
     return pi_tool.result("ran", outcome)
 
 
+@pi.tool(name="write_file", description="Writes text to a path; says what happened", parameters={
+    "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+def write_file(call, params):
+    try:
+        with open(params["path"], "w") as f:
+            f.write("written by the probe\n")
+        return "written"
+    except OSError as error:
+        return f"refused: {error.strerror}"
+
+
+@pi.tool(name="exec_write", description="Has pi run a shell writing to a path", parameters={
+    "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+def exec_write(call, params):
+    outcome = call.exec("sh", ["-c", 'echo by-exec > "$1"', "sh", params["path"]])
+    return pi_tool.result("ran", outcome)
+
+
+@pi.tool(name="connect", description="Connects to a TCP port on 127.0.0.1; says what happened", parameters={
+    "type": "object", "properties": {"port": {"type": "integer"}}, "required": ["port"]})
+def connect(call, params):
+    import socket
+    try:
+        with socket.create_connection(("127.0.0.1", params["port"]), timeout=10):
+            return "connected"
+    except OSError as error:
+        return f"refused: {error.strerror}"
+
+
 @pi.tool(name="ui", description="Asks the user", parameters=OBJECT)
 def ui(call, params):
     answers = {

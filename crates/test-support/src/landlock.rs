@@ -1,0 +1,49 @@
+//! Tests of the opt-in sandbox of bash and tool processes need a kernel with Landlock. Where the
+//! kernel lacks it they must fail, not skip — unless the person running them says so with
+//! `PI_ALLOW_NO_LANDLOCK=1` (never set in CI).
+//!
+//! ```
+//! # fn check() -> Result<(), String> { Ok(()) }
+//! // In a test: `check` is `pi_tools::Sandbox::new(dir).network(false).check()`.
+//! if !pi_test_support::landlock::available(check()) {
+//!     return; // PI_ALLOW_NO_LANDLOCK=1 on a kernel without Landlock: said on stderr
+//! }
+//! ```
+
+/// The variable that lets sandbox tests pass on a kernel without Landlock.
+pub const ALLOW_NO_LANDLOCK: &str = "PI_ALLOW_NO_LANDLOCK";
+
+/// Whether the sandbox can run here, from the result of checking it: `true` when it can; when it
+/// cannot, `false` (said on stderr) if `PI_ALLOW_NO_LANDLOCK=1`, else a panic naming the cause.
+///
+/// # Panics
+///
+/// When `check` failed and `PI_ALLOW_NO_LANDLOCK` is not `1`.
+pub fn available<E: std::fmt::Display>(check: Result<(), E>) -> bool {
+    match check {
+        Ok(()) => true,
+        Err(error) if std::env::var(ALLOW_NO_LANDLOCK).as_deref() == Ok("1") => {
+            eprintln!("{ALLOW_NO_LANDLOCK}=1: not testing the sandbox here: {error}");
+            false
+        }
+        Err(error) => panic!("this kernel cannot run the sandbox tests (set {ALLOW_NO_LANDLOCK}=1 to allow): {error}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_working_sandbox_is_available() {
+        assert!(available(Ok::<(), String>(())));
+    }
+
+    #[test]
+    #[should_panic(expected = "this kernel cannot run the sandbox tests")]
+    fn a_missing_one_fails_the_test() {
+        // The variable is never set where the crate's own tests run.
+        assert_ne!(std::env::var(ALLOW_NO_LANDLOCK).as_deref(), Ok("1"));
+        available(Err("no Landlock"));
+    }
+}
