@@ -20,7 +20,7 @@ pub enum ProtocolError {
     #[error(transparent)]
     ToolCall(#[from] ToolCallError),
     /// An event's data is not the JSON the API sends.
-    #[error("Malformed SSE data from {provider}: {error}{}", quoted_data(data.as_deref()))]
+    #[error("Malformed SSE data from {provider}: {}{}", json_error(error), quoted_data(data.as_deref()))]
     Malformed {
         /// The provider (or API) named in the text.
         provider: String,
@@ -65,6 +65,23 @@ pub enum ProtocolError {
     /// The Anthropic body ended before `message_stop`.
     #[error("Anthropic stream ended before message_stop")]
     NoMessageStop,
+}
+
+/// Longest part of a JSON parser's message quoted in an error (its message can quote a whole
+/// string value of the data: `invalid type: string "…", expected u64`).
+const JSON_ERROR_CHARS: usize = 200;
+
+/// The parser's message, cut to [`JSON_ERROR_CHARS`] characters before its position.
+fn json_error(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let (message, position) = match text.rfind(" at line ") {
+        Some(at) => text.split_at(at),
+        None => (text.as_str(), ""),
+    };
+    match message.char_indices().nth(JSON_ERROR_CHARS) {
+        Some((end, _)) => format!("{}…{position}", &message[..end]),
+        None => text,
+    }
 }
 
 fn quoted_data(data: Option<&str>) -> String {
@@ -282,3 +299,6 @@ impl<P: WireProtocol> Driver<P> {
         self.out.push_back(event);
     }
 }
+
+#[cfg(test)]
+pub(crate) mod fuzz;

@@ -440,3 +440,6 @@ impl WireProtocol for CompletionsProtocol {
         self.finish(builder, out)
     }
 }
+
+#[cfg(test)]
+mod fuzz;
