@@ -102,14 +102,26 @@ mod tests {
     #[test]
     fn cases_and_target() {
         let options = parse(&["--cases", "50", "--target=session"]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(options, Options { cases: 50, filter: "fuzz_session".to_owned() });
+        assert_eq!(
+            options,
+            Options {
+                cases: 50,
+                filter: "fuzz_session".to_owned()
+            }
+        );
         let options = parse(&["--target", "fuzz_sse_parser"]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(options.filter, "fuzz_sse_parser");
     }
 
     #[test]
     fn bad_arguments_are_errors() {
-        for args in [&["--cases"][..], &["--cases", "0"], &["--cases", "x"], &["--target"], &["--fast"]] {
+        for args in [
+            &["--cases"][..],
+            &["--cases", "0"],
+            &["--cases", "x"],
+            &["--target"],
+            &["--fast"],
+        ] {
             assert!(parse(args).is_err(), "{args:?}");
         }
     }

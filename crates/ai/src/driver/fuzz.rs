@@ -73,7 +73,10 @@ pub(crate) fn run(
     }
     let result = match result {
         Some(result) => result,
-        None => match parser.finish().map(|event| protocol.on_event(event, &mut builder, &mut out)) {
+        None => match parser
+            .finish()
+            .map(|event| protocol.on_event(event, &mut builder, &mut out))
+        {
             Some(Ok(Flow::Finished(reason))) => Ok(reason),
             Some(Err(error)) => Err(error),
             Some(Ok(Flow::Continue)) | None => protocol.on_body_end(&mut builder, &mut out),
@@ -90,7 +93,10 @@ pub(crate) fn run(
 fn check_size(builder: &MessageBuilder, fed: usize, events: usize) -> Result<(), TestCaseError> {
     let size = serde_json::to_string(builder.partial()).map_or(0, |text| text.len());
     let limit = fed * MESSAGE_BYTES_PER_BODY_BYTE + events * MESSAGE_BYTES_PER_EVENT + 1024;
-    prop_assert!(size <= limit, "a message of {size} bytes from {fed} bytes in {events} events");
+    prop_assert!(
+        size <= limit,
+        "a message of {size} bytes from {fed} bytes in {events} events"
+    );
     Ok(())
 }
 
@@ -100,14 +106,28 @@ fn check_error(error: &ProtocolError) -> Result<String, TestCaseError> {
     prop_assert!(!text.is_empty());
     match error {
         ProtocolError::Malformed { provider, data, .. } => {
-            prop_assert!(text.starts_with(&format!("Malformed SSE data from {provider}: ")), "{text}");
+            prop_assert!(
+                text.starts_with(&format!("Malformed SSE data from {provider}: ")),
+                "{text}"
+            );
             if let Some(data) = data {
-                prop_assert!(data.chars().count() <= 201, "an excerpt of {} characters", data.chars().count());
+                prop_assert!(
+                    data.chars().count() <= 201,
+                    "an excerpt of {} characters",
+                    data.chars().count()
+                );
             }
-            prop_assert!(text.chars().count() <= MAX_ERROR_CHARS, "{} characters: {text}", text.chars().count());
+            prop_assert!(
+                text.chars().count() <= MAX_ERROR_CHARS,
+                "{} characters: {text}",
+                text.chars().count()
+            );
         }
         ProtocolError::Stopped { provider, .. } => {
-            prop_assert!(text.starts_with(&format!("{provider} stopped the response (")), "{text}");
+            prop_assert!(
+                text.starts_with(&format!("{provider} stopped the response (")),
+                "{text}"
+            );
         }
         ProtocolError::Incomplete { provider, .. } => {
             prop_assert!(
@@ -152,4 +172,3 @@ pub(crate) fn argument_fragments() -> impl Strategy<Value = Vec<String>> {
                 .collect()
         })
 }
-

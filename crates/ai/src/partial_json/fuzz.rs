@@ -180,10 +180,19 @@ proptest! {
 fn fuzz_partial_json_long_text_after_an_early_mistake() {
     let long = "y".repeat(200_000);
     let cases = [
-        (format!(r#"{{"path":"a","content":"x\q{long}"#), serde_json::json!({"path": "a", "content": "x"})),
-        (format!(r#"{{"path":"a"}}{}"#, " x".repeat(100_000)), serde_json::json!({"path": "a"})),
+        (
+            format!(r#"{{"path":"a","content":"x\q{long}"#),
+            serde_json::json!({"path": "a", "content": "x"}),
+        ),
+        (
+            format!(r#"{{"path":"a"}}{}"#, " x".repeat(100_000)),
+            serde_json::json!({"path": "a"}),
+        ),
         (format!(r#"{{"path":"a","{long}"#), serde_json::json!({"path": "a"})),
-        (format!(r#"{{"n":1{}"#, "0".repeat(200_000)), serde_json::json!({"n": null})),
+        (
+            format!(r#"{{"n":1{}"#, "0".repeat(200_000)),
+            serde_json::json!({"n": null}),
+        ),
         (format!("{}{}", "[".repeat(100_000), "1"), Value::Null),
     ];
     for (text, expected) in cases {

@@ -131,7 +131,10 @@ fn file() -> impl Strategy<Value = (Vec<u8>, usize)> {
 }
 
 fn check_warning_text(message: &str) -> Result<(), TestCaseError> {
-    prop_assert!(WARNING_STARTS.iter().any(|start| message.starts_with(start)), "{message}");
+    prop_assert!(
+        WARNING_STARTS.iter().any(|start| message.starts_with(start)),
+        "{message}"
+    );
     prop_assert!(!message.contains('\n'), "{message}");
     prop_assert!(
         message.chars().count() <= MAX_WARNING_CHARS,
@@ -268,7 +271,11 @@ fn fuzz_session_loader_huge_lines() {
     let lines: Vec<usize> = loaded.warnings.iter().map(|w| w.line).collect();
     assert_eq!(lines, [3, 4]);
     for warning in &loaded.warnings {
-        assert!(warning.message.chars().count() <= MAX_WARNING_CHARS + 1, "{} bytes", warning.message.len());
+        assert!(
+            warning.message.chars().count() <= MAX_WARNING_CHARS + 1,
+            "{} bytes",
+            warning.message.len()
+        );
     }
 
     let twice = json!({"type": "custom", "customType": "x", "id": big, "parentId": null, "timestamp": "t"});
@@ -280,7 +287,9 @@ fn fuzz_session_loader_huge_lines() {
     assert!(warnings[0].message.len() < 200, "{} bytes", warnings[0].message.len());
 
     let header_line = json!({"type": big, "id": "s"}).to_string();
-    let error = load_bytes(Path::new("/s.jsonl"), header_line.as_bytes()).map(|_| ()).unwrap_err();
+    let error = load_bytes(Path::new("/s.jsonl"), header_line.as_bytes())
+        .map(|_| ())
+        .unwrap_err();
     assert!(error.to_string().len() < 300, "{} bytes", error.to_string().len());
 }
 

@@ -39,7 +39,10 @@ fn tool_calls() -> impl Strategy<Value = Vec<Value>> {
 fn delta() -> impl Strategy<Value = Vec<Value>> {
     prop_oneof![
         text().prop_map(|text| vec![json!({"content": text})]),
-        (prop::sample::select(vec!["reasoning_content", "reasoning", "reasoning_text"]), text())
+        (
+            prop::sample::select(vec!["reasoning_content", "reasoning", "reasoning_text"]),
+            text()
+        )
             .prop_map(|(field, text)| vec![json!({field: text})]),
         tool_calls().prop_map(|calls| calls.into_iter().map(|calls| json!({"tool_calls": calls})).collect()),
         odd_value().prop_map(|value| vec![json!({"tool_calls": value})]),
@@ -48,7 +51,15 @@ fn delta() -> impl Strategy<Value = Vec<Value>> {
 }
 
 fn chunks() -> impl Strategy<Value = Vec<String>> {
-    let finish = prop::sample::select(vec!["stop", "length", "tool_calls", "function_call", "content_filter", "error", "other"]);
+    let finish = prop::sample::select(vec![
+        "stop",
+        "length",
+        "tool_calls",
+        "function_call",
+        "content_filter",
+        "error",
+        "other",
+    ]);
     prop_oneof![
         6 => delta().prop_map(|deltas| deltas
             .into_iter()

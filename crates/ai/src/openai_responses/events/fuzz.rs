@@ -61,7 +61,12 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
         let framed: Vec<(Option<String>, String)> = events
             .into_iter()
             .flatten()
-            .map(|event| (event.get("type").and_then(Value::as_str).map(str::to_owned), event.to_string()))
+            .map(|event| {
+                (
+                    event.get("type").and_then(Value::as_str).map(str::to_owned),
+                    event.to_string(),
+                )
+            })
             .collect();
         sse_body(&framed)
     })

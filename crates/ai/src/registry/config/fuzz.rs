@@ -38,12 +38,25 @@ fn model() -> impl Strategy<Value = Value> {
     object(vec![
         ("id", text()),
         ("name", text()),
-        ("api", or_odd(prop::sample::select(vec!["openai-completions", "anthropic-messages", "openai-responses"]).prop_map(Value::from)).boxed()),
+        (
+            "api",
+            or_odd(
+                prop::sample::select(vec!["openai-completions", "anthropic-messages", "openai-responses"])
+                    .prop_map(Value::from),
+            )
+            .boxed(),
+        ),
         ("reasoning", or_odd(any::<bool>().prop_map(Value::from)).boxed()),
         ("input", or_odd(Just(json!(["text", "image"]))).boxed()),
         ("contextWindow", or_odd((0u64..1_000_000).prop_map(Value::from)).boxed()),
         ("maxTokens", or_odd((0u64..100_000).prop_map(Value::from)).boxed()),
-        ("cost", or_odd(Just(json!({"input": 1.5, "output": 2, "cacheRead": 0, "cacheWrite": 0}))).boxed()),
+        (
+            "cost",
+            or_odd(Just(
+                json!({"input": 1.5, "output": 2, "cacheRead": 0, "cacheWrite": 0}),
+            ))
+            .boxed(),
+        ),
         ("headers", or_odd(Just(json!({"x-a": "b"}))).boxed()),
         ("compat", or_odd(Just(json!({"supportsDeveloperRole": false}))).boxed()),
     ])
@@ -51,28 +64,48 @@ fn model() -> impl Strategy<Value = Value> {
 
 fn provider() -> impl Strategy<Value = Value> {
     object(vec![
-        ("baseUrl", or_odd(Just(json!("http://127.0.0.1:9/v1")))
-            .boxed()),
+        ("baseUrl", or_odd(Just(json!("http://127.0.0.1:9/v1"))).boxed()),
         ("api", or_odd(Just(json!("openai-completions"))).boxed()),
         ("apiKey", or_odd(Just(json!("$PI_FUZZ_NO_SUCH_VARIABLE"))).boxed()),
-        ("headers", or_odd(prop::collection::btree_map(key(), "[a-z]{0,4}".prop_map(Value::from), 0..3)
-            .prop_map(|m| Value::Object(m.into_iter().collect()))).boxed()),
+        (
+            "headers",
+            or_odd(
+                prop::collection::btree_map(key(), "[a-z]{0,4}".prop_map(Value::from), 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            )
+            .boxed(),
+        ),
         ("authHeader", or_odd(any::<bool>().prop_map(Value::from)).boxed()),
         ("compat", or_odd(Just(json!({"maxTokensField": "max_tokens"}))).boxed()),
-        ("models", or_odd(prop::collection::vec(model(), 0..3).prop_map(Value::Array)).boxed()),
-        ("modelOverrides", or_odd(prop::collection::btree_map(key(), model(), 0..2)
-            .prop_map(|m| Value::Object(m.into_iter().collect()))).boxed()),
+        (
+            "models",
+            or_odd(prop::collection::vec(model(), 0..3).prop_map(Value::Array)).boxed(),
+        ),
+        (
+            "modelOverrides",
+            or_odd(
+                prop::collection::btree_map(key(), model(), 0..2).prop_map(|m| Value::Object(m.into_iter().collect())),
+            )
+            .boxed(),
+        ),
     ])
 }
 
 fn document() -> impl Strategy<Value = (Value, bool)> {
     let providers = prop::collection::vec((key(), provider()), 0..4)
         .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<String, Value>>()));
-    (prop_oneof![6 => providers.prop_map(|p| json!({"providers": p})), 1 => fuzz::json_value()], any::<bool>())
+    (
+        prop_oneof![6 => providers.prop_map(|p| json!({"providers": p})), 1 => fuzz::json_value()],
+        any::<bool>(),
+    )
 }
 
 fn render((document, pretty): &(Value, bool)) -> String {
-    let text = if *pretty { serde_json::to_string_pretty(document) } else { serde_json::to_string(document) };
+    let text = if *pretty {
+        serde_json::to_string_pretty(document)
+    } else {
+        serde_json::to_string(document)
+    };
     text.unwrap_or_default()
 }
 
@@ -101,7 +134,14 @@ fn steps(path: &str) -> Option<Vec<Result<String, usize>>> {
 }
 
 fn check_error(error: &RegistryError, text: &str, document: Option<&Value>) -> Result<(), TestCaseError> {
-    let RegistryError::Invalid { file, line, column, path, message } = error else {
+    let RegistryError::Invalid {
+        file,
+        line,
+        column,
+        path,
+        message,
+    } = error
+    else {
         return Err(TestCaseError::fail(format!("not an Invalid error: {error}")));
     };
     prop_assert_eq!(file, "models.json");
@@ -123,9 +163,15 @@ fn check_error(error: &RegistryError, text: &str, document: Option<&Value>) -> R
         .ok_or_else(|| TestCaseError::fail(format!("no value at {path}")))?;
     }
     let before: usize = lines[..line - 1].iter().map(|l| l.len() + 1).sum();
-    let offset = lines[line - 1].char_indices().nth(column - 1).map_or(lines[line - 1].len(), |(at, _)| at);
+    let offset = lines[line - 1]
+        .char_indices()
+        .nth(column - 1)
+        .map_or(lines[line - 1].len(), |(at, _)| at);
     let at = &text[before + offset..];
-    let found = serde_json::Deserializer::from_str(at).into_iter::<Value>().next().and_then(Result::ok);
+    let found = serde_json::Deserializer::from_str(at)
+        .into_iter::<Value>()
+        .next()
+        .and_then(Result::ok);
     prop_assert_eq!(found.as_ref(), Some(value), "{} at {}:{}", path, line, column);
     Ok(())
 }

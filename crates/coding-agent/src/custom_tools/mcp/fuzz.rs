@@ -49,8 +49,11 @@ fn block() -> impl Strategy<Value = Value> {
     prop_oneof![
         fuzz::awkward_string().prop_map(|text| json!({"type": "text", "text": text})),
         Just(json!({"type": "image", "data": "AAAA", "mimeType": "image/png"})),
-        (fuzz::awkward_string(), prop::option::of(fuzz::awkward_string())).prop_map(|(uri, text)| json!({"type": "resource", "resource": {"uri": uri, "text": text, "mimeType": "text/plain"}})),
-        (fuzz::awkward_string(), fuzz::awkward_string()).prop_map(|(uri, name)| json!({"type": "resource_link", "uri": uri, "name": name, "description": name})),
+        (fuzz::awkward_string(), prop::option::of(fuzz::awkward_string())).prop_map(
+            |(uri, text)| json!({"type": "resource", "resource": {"uri": uri, "text": text, "mimeType": "text/plain"}})
+        ),
+        (fuzz::awkward_string(), fuzz::awkward_string())
+            .prop_map(|(uri, name)| json!({"type": "resource_link", "uri": uri, "name": name, "description": name})),
         Just(json!({"type": "audio", "mimeType": "audio/wav", "data": "AAAA"})),
         fuzz::json_value(),
     ]

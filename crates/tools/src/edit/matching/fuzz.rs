@@ -84,7 +84,10 @@ fn old() -> impl Strategy<Value = Old> {
 }
 
 fn edits() -> impl Strategy<Value = Vec<(Old, String)>> {
-    prop::collection::vec((old(), prop::collection::vec(piece(), 0..4).prop_map(|p| p.concat())), 1..4)
+    prop::collection::vec(
+        (old(), prop::collection::vec(piece(), 0..4).prop_map(|p| p.concat())),
+        1..4,
+    )
 }
 
 /// The documented text of an error.
@@ -96,7 +99,11 @@ fn check_error(error: &EditError, content: &str, edits: &[Edit]) -> Result<(), T
         EditError::EmptyOldText { index, .. } => {
             prop_assert!(*index < total);
             prop_assert!(edits[*index].old_text.replace('\r', "").is_empty());
-            let start = if many { "edits[" } else { "oldText must not be empty in f.txt." };
+            let start = if many {
+                "edits["
+            } else {
+                "oldText must not be empty in f.txt."
+            };
             prop_assert!(text.starts_with(start), "{text}");
         }
         EditError::NotFound { index, .. } => {
@@ -114,7 +121,10 @@ fn check_error(error: &EditError, content: &str, edits: &[Edit]) -> Result<(), T
         EditError::Duplicate { index, occurrences, .. } => {
             prop_assert!(*index < total);
             prop_assert!(*occurrences >= 2);
-            prop_assert!(text.starts_with(&format!("Found {occurrences} occurrences of ")), "{text}");
+            prop_assert!(
+                text.starts_with(&format!("Found {occurrences} occurrences of ")),
+                "{text}"
+            );
         }
         EditError::Overlap { first, second, .. } => {
             prop_assert!(*first < total && *second < total && first != second);

@@ -64,7 +64,11 @@ async fn read_all(bytes: &[u8], capacity: usize) -> Result<Vec<Vec<u8>>, TestCas
             Ok(Read::TooLong) => return Err(TestCaseError::fail("a short line was too long")),
             Err(error) => return Err(TestCaseError::fail(error.to_string())),
         }
-        prop_assert!(line.capacity() <= 2 * (longest + capacity) + 64, "holds {} bytes", line.capacity());
+        prop_assert!(
+            line.capacity() <= 2 * (longest + capacity) + 64,
+            "holds {} bytes",
+            line.capacity()
+        );
     }
 }
 
@@ -133,12 +137,16 @@ proptest! {
 #[test]
 fn fuzz_process_framing_too_long_line() {
     use tokio::io::AsyncReadExt;
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap_or_else(|e| panic!("{e}"));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
     runtime.block_on(async {
         let endless = tokio::io::repeat(b'x').take(4 * MAX_LINE as u64);
         let mut reader = tokio::io::BufReader::new(endless);
         let mut line = Vec::new();
-        let read = read_line(&mut reader, &mut line).await.unwrap_or_else(|e| panic!("{e}"));
+        let read = read_line(&mut reader, &mut line)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(read, Read::TooLong));
         assert!(line.len() <= MAX_LINE + 8192, "{} bytes", line.len());
     });
