@@ -3,6 +3,7 @@
 //! * [`ci`]: the one test command: fmt check, clippy, tests, snapshot check, layers check, docs build.
 //! * [`layers`]: checks the dependencies between our crates against SPEC §2.
 //! * [`bench`](mod@bench): runs the benchmarks.
+//! * [`fuzz`](mod@fuzz): runs the `fuzz_*` targets with a bigger budget.
 //!
 //! The checks are plain functions over parsed data ([`metadata::Workspace`], file names) so they are
 //! unit-tested here; the commands are thin wrappers that gather the data and print the result.
@@ -10,6 +11,7 @@
 
 pub mod bench;
 pub mod ci;
+pub mod fuzz;
 pub mod layers;
 pub mod metadata;
 pub mod snapshots;

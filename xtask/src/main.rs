@@ -22,6 +22,8 @@ Commands:
            (allowed edges only, no cycles, only pi-cli has a binary,
             no clap, crossterm or ratatui under pi-coding-agent)
   bench    run the budgeted benchmarks (agent loop, grep/find, ast_edit, pi binary, sessions) [ARGS]
+  fuzz     run the fuzz targets (tests named fuzz_*) longer: [--cases N] (default 2000 per target)
+           [--target NAME] (only fuzz_NAME*); `cargo xtask ci` runs them with 64 cases each
   help     print this text
 
 See docs/xtask.md.
@@ -53,6 +55,11 @@ fn main() -> ExitCode {
         Some("ci") => xtask::ci::run(&root),
         Some("layers") => xtask::layers::run(&root),
         Some("bench") => xtask::bench::run(&root, &rest),
+        Some("fuzz") if wants_help => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some("fuzz") => xtask::fuzz::run(&root, &rest),
         Some(other) => {
             eprintln!("error: unknown command `{other}`\n\n{USAGE}");
             return ExitCode::from(2);

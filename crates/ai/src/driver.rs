@@ -21,7 +21,7 @@ pub enum ProtocolError {
     #[error(transparent)]
     ToolCall(#[from] ToolCallError),
     /// An event's data is not the JSON the API sends.
-    #[error("Malformed SSE data from {provider}: {error}{}", quoted_data(data.as_deref()))]
+    #[error("Malformed SSE data from {provider}: {}{}", json_error(error), quoted_data(data.as_deref()))]
     Malformed {
         /// The provider (or API) named in the text.
         provider: String,
@@ -110,13 +110,30 @@ fn not_an_event_stream(provider: &str, start: &[u8]) -> Option<ProtocolError> {
         Ok(_) => None,
         // A body longer than what was kept is judged on its start: only a syntax error there counts.
         Err(error) if error.is_eof() && start.len() >= KEPT_BODY_BYTES => None,
-        Err(error) => Some(error.to_string()),
+        Err(error) => Some(json_error(&error)),
     };
     Some(ProtocolError::NotAnEventStream {
         provider: provider.to_owned(),
         json_error,
         excerpt: redacted_excerpt(&text, BODY_EXCERPT_CHARS, None),
     })
+}
+
+/// Longest part of a JSON parser's message quoted in an error (its message can quote a whole
+/// string value of the data: `invalid type: string "…", expected u64`).
+const JSON_ERROR_CHARS: usize = 200;
+
+/// The parser's message, cut to [`JSON_ERROR_CHARS`] characters before its position.
+fn json_error(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let (message, position) = match text.rfind(" at line ") {
+        Some(at) => text.split_at(at),
+        None => (text.as_str(), ""),
+    };
+    match message.char_indices().nth(JSON_ERROR_CHARS) {
+        Some((end, _)) => format!("{}…{position}", &message[..end]),
+        None => text,
+    }
 }
 
 fn quoted_data(data: Option<&str>) -> String {
@@ -365,3 +382,6 @@ impl<P: WireProtocol> Driver<P> {
         self.out.push_back(event);
     }
 }
+
+#[cfg(test)]
+pub(crate) mod fuzz;

@@ -7,6 +7,10 @@ struct Scan {
     stack: Vec<char>,
     in_string: bool,
     escaped: bool,
+    /// Whether the innermost object expects a key next (after `{` or `,`).
+    expect_key: bool,
+    /// Where the open string starts when it is an object key.
+    open_key: Option<usize>,
 }
 
 fn scan(text: &str) -> Scan {
@@ -14,8 +18,10 @@ fn scan(text: &str) -> Scan {
         stack: Vec::new(),
         in_string: false,
         escaped: false,
+        expect_key: false,
+        open_key: None,
     };
-    for c in text.chars() {
+    for (at, c) in text.char_indices() {
         if scan.in_string {
             if scan.escaped {
                 scan.escaped = false;
@@ -23,27 +29,44 @@ fn scan(text: &str) -> Scan {
                 scan.escaped = true;
             } else if c == '"' {
                 scan.in_string = false;
+                scan.open_key = None;
             }
             continue;
         }
         match c {
-            '"' => scan.in_string = true,
-            '{' => scan.stack.push('}'),
-            '[' => scan.stack.push(']'),
+            '"' => {
+                scan.in_string = true;
+                let in_object = scan.stack.last() == Some(&'}');
+                scan.open_key = (in_object && scan.expect_key).then_some(at);
+            }
+            '{' => {
+                scan.stack.push('}');
+                scan.expect_key = true;
+            }
+            '[' => {
+                scan.stack.push(']');
+                scan.expect_key = false;
+            }
             '}' | ']' => {
                 scan.stack.pop();
+                scan.expect_key = false;
             }
+            ':' => scan.expect_key = false,
+            ',' => scan.expect_key = scan.stack.last() == Some(&'}'),
             _ => {}
         }
     }
     scan
 }
 
-/// Completes a JSON prefix by closing its open string and containers.
+/// Completes a JSON prefix by closing its open string and containers. An unfinished object key
+/// is dropped (no value could follow it).
 fn complete(prefix: &str) -> String {
     let state = scan(prefix);
     let mut text = prefix.to_owned();
-    if state.in_string {
+    if let (true, Some(key)) = (state.in_string, state.open_key) {
+        text.truncate(key);
+    } else if state.in_string {
         if state.escaped {
             text.pop();
         }
@@ -69,7 +92,34 @@ fn complete(prefix: &str) -> String {
     text
 }
 
+/// How far from the end of a prefix [`complete`] may change it (a dropped escape or `\u`
+/// escape, a dropped `,`), plus the byte serde may look at past the one it fails on.
+const TAIL_SLACK: usize = 8;
+
+/// After this many one-character cuts in a row, a trailing run of number or literal characters
+/// is cut whole (an out-of-range number of thousands of digits would otherwise cost a parse per
+/// digit).
+const MAX_SINGLE_CUTS: usize = 16;
+
+/// The byte offset in `text` just past the byte serde's error points at.
+fn error_offset(text: &str, error: &serde_json::Error) -> usize {
+    let line_start = match error.line() {
+        0 | 1 => 0,
+        line => text
+            .match_indices('\n')
+            .nth(line - 2)
+            .map_or(text.len(), |(at, _)| at + 1),
+    };
+    line_start.saturating_add(error.column()).min(text.len())
+}
+
 /// Parses a possibly unfinished JSON text; returns `{}` when nothing usable was received.
+///
+/// The result is the completion of the longest prefix of `text` that completes to valid JSON.
+/// Cutting one character at a time would cost a parse per character of a text that goes wrong
+/// early (a stray escape at the start of a long `content`); instead, when the parse fails well
+/// before the end of the prefix, every longer prefix fails there too, so the search jumps back
+/// to just past the failure.
 pub fn parse_partial_json(text: &str) -> Value {
     if text.trim().is_empty() {
         return Value::Object(Map::new());
@@ -78,12 +128,32 @@ pub fn parse_partial_json(text: &str) -> Value {
         return value;
     }
     let mut prefix = text;
+    let mut single_cuts = 0;
     while !prefix.is_empty() {
-        if let Ok(value) = serde_json::from_str::<Value>(&complete(prefix)) {
-            return value;
-        }
-        // Drop the last character (a partial number, literal or key) and try again.
-        let cut = prefix.char_indices().last().map_or(0, |(i, _)| i);
+        #[cfg(test)]
+        fuzz::count_attempt();
+        let completed = complete(prefix);
+        let error = match serde_json::from_str::<Value>(&completed) {
+            Ok(value) => return value,
+            Err(error) => error,
+        };
+        let failed_at = error_offset(&completed, &error);
+        let last_char = prefix.char_indices().last().map_or(0, |(i, _)| i);
+        let cut = if failed_at + TAIL_SLACK < prefix.len() {
+            // The bytes serde read before failing are the same in every longer prefix.
+            single_cuts = 0;
+            (failed_at + 2..prefix.len())
+                .find(|at| prefix.is_char_boundary(*at))
+                .unwrap_or(last_char)
+        } else if single_cuts >= MAX_SINGLE_CUTS {
+            single_cuts = 0;
+            let run = prefix.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'));
+            run.len().min(last_char)
+        } else {
+            // Drop the last character (a partial number, literal or key) and try again.
+            single_cuts += 1;
+            last_char
+        };
         prefix = &prefix[..cut];
     }
     Value::Object(Map::new())
@@ -153,6 +223,9 @@ impl ArgumentsAccumulator {
         serde_json::from_str(&self.text)
     }
 }
+
+#[cfg(test)]
+mod fuzz;
 
 #[cfg(test)]
 mod tests {

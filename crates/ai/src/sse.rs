@@ -74,6 +74,17 @@ impl SseParser {
         self.dispatch()
     }
 
+    /// Heap bytes the parser holds between calls: the unfinished line and the fields of the
+    /// event being built (for the fuzz target's memory bound).
+    #[cfg(test)]
+    fn held_bytes(&self) -> usize {
+        self.buffer.capacity()
+            + self.event.as_ref().map_or(0, String::capacity)
+            + self.data.capacity() * std::mem::size_of::<String>()
+            + self.data.iter().map(String::capacity).sum::<usize>()
+            + self.id.as_ref().map_or(0, String::capacity)
+    }
+
     fn line(&mut self, line: &str) -> Option<SseEvent> {
         if line.is_empty() {
             return self.dispatch();
@@ -108,6 +119,9 @@ impl SseParser {
         Some(event)
     }
 }
+
+#[cfg(test)]
+mod fuzz;
 
 #[cfg(test)]
 mod tests {

@@ -61,7 +61,10 @@ impl SessionHeader {
     pub(crate) fn from_object(mut obj: Map<String, Value>) -> Result<Self, String> {
         match obj.shift_remove("type") {
             Some(Value::String(t)) if t == "session" => {}
-            Some(Value::String(t)) => return Err(format!("line 1 is a {t:?} entry, not the session header")),
+            Some(Value::String(t)) => {
+                let t = super::error::brief(&t, 80);
+                return Err(format!("line 1 is a {t:?} entry, not the session header"));
+            }
             _ => return Err("line 1 has no \"type\":\"session\"".into()),
         }
         let id = match obj.shift_remove("id") {

@@ -96,3 +96,15 @@ impl fmt::Display for LoadWarning {
         write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
     }
 }
+
+/// Longest text of a [`LoadWarning`] about a line: enough for the reason, never the line's
+/// content whole (a parser's message can quote a value of the line, which may be megabytes).
+pub(crate) const MAX_WARNING_CHARS: usize = 500;
+
+/// `text` cut to `max` characters, with `…` when something was cut.
+pub(crate) fn brief(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+        None => text.into(),
+    }
+}

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::entry::{CURRENT_VERSION, EntryError, SessionEntry, SessionHeader};
-use super::error::{LoadWarning, StoreError};
+use super::error::{LoadWarning, MAX_WARNING_CHARS, StoreError, brief};
 use super::ids;
 
 /// Files smaller than this are parsed on the calling thread.
@@ -282,7 +282,7 @@ fn collect(
             warnings.push(LoadWarning {
                 path: path.to_path_buf(),
                 line,
-                message,
+                message: brief(&message, MAX_WARNING_CHARS).into_owned(),
             });
         }
     }
@@ -503,6 +503,9 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod fuzz;
 
 #[cfg(test)]
 mod tests {

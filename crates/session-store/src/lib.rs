@@ -191,6 +191,7 @@ impl SessionManager {
         };
         for (earlier, later) in manager.rebuild_index() {
             let (id, line) = (&manager.entries[later].id, loaded.entry_lines[later]);
+            let id = error::brief(id, 80);
             loaded.warnings.push(LoadWarning {
                 message: format!(
                     "entry id {id} is also used on line {}; this later entry wins",

@@ -253,10 +253,11 @@ impl SessionManager {
     /// Entries from the root down to entry `start` (empty for `None`).
     pub(super) fn path_from(&self, start: Option<usize>) -> Vec<&SessionEntry> {
         let mut path = Vec::new();
+        let mut on_path = vec![false; self.entries.len()];
         let mut current = start;
         while let Some(index) = current {
-            // A cycle in a damaged file cannot make the walk longer than the file.
-            if path.len() > self.entries.len() {
+            // A cycle in a damaged file ends the walk where it closes: no entry twice.
+            if std::mem::replace(&mut on_path[index], true) {
                 break;
             }
             let entry = &self.entries[index];

@@ -33,6 +33,9 @@
 //! * No HTTP at all (sessions, the interactive mode): the in-process faux model of
 //!   `pi_agent_core::faux`, with [`scripted`]'s short forms for its responses and for the tool
 //!   choices it was forced to.
+//! * Fuzz targets (`fuzz_*` proptest tests on the stable toolchain): [`fuzz::config`] is their
+//!   budget (`PI_FUZZ_CASES`), and [`fuzz`] has the strategies they share: damaged texts, chunked
+//!   bodies, awkward JSON.
 //! * Waiting in async tests: [`wait::until`] polls a condition, [`wait::within`] bounds a future;
 //!   both fail the test with a message instead of hanging it.
 //!
@@ -70,6 +73,7 @@
 
 pub mod anthropic;
 pub mod faults;
+pub mod fuzz;
 pub mod landlock;
 pub mod messages;
 pub mod openai;

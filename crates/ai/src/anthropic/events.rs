@@ -375,6 +375,9 @@ impl WireProtocol for AnthropicEvents {
 }
 
 #[cfg(test)]
+mod fuzz;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use pi_agent_core::{ContentBlock, Model};

@@ -443,3 +443,6 @@ impl WireProtocol for CompletionsProtocol {
         self.finish(builder, out)
     }
 }
+
+#[cfg(test)]
+mod fuzz;

@@ -503,6 +503,9 @@ impl WireProtocol for ResponsesProtocol {
 }
 
 #[cfg(test)]
+mod fuzz;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use pi_agent_core::ContentBlock;

@@ -507,3 +507,6 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Config, RegistryError> {
     }
     Ok(config)
 }
+
+#[cfg(test)]
+mod fuzz;

@@ -275,7 +275,8 @@ fn parse_object(text: &str, file: &str) -> Result<Map<String, Value>, SettingsEr
         Err(error) => Err(SettingsError::Parse {
             file: file.to_owned(),
             line: error.line(),
-            column: error.column(),
+            // serde counts the column from 0 when the error is at a line break.
+            column: error.column().max(1),
             message: error.to_string(),
         }),
     }
@@ -292,6 +293,9 @@ pub fn merge(base: &mut Map<String, Value>, overrides: Map<String, Value>) {
         }
     }
 }
+
+#[cfg(test)]
+mod fuzz;
 
 #[cfg(test)]
 mod tests {

@@ -398,6 +398,9 @@ fn splice_preserving_lines(original: &str, base: &str, matches: &[Match], new_te
 }
 
 #[cfg(test)]
+mod fuzz;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

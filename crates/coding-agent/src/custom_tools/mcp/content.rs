@@ -30,7 +30,8 @@ pub(super) fn convert(result: &Value, tool: &str, server: &str) -> Result<ToolRe
     }
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         let text: Vec<&str> = content.iter().filter_map(ContentBlock::as_text).collect();
-        let message = if text.is_empty() {
+        // No text, or only empty text: the model still needs to read that the call failed.
+        let message = if text.iter().all(|text| text.trim().is_empty()) {
             format!("MCP tool \"{tool}\" of server \"{server}\" failed")
         } else {
             text.join("\n")

@@ -81,3 +81,6 @@ pub async fn load_server(
     };
     Ok(tool::build_tools(&server, &listed))
 }
+
+#[cfg(test)]
+mod fuzz;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use pi_agent_core::{HeldMutations, MutationGuard, ToolResult, ToolUpdateSink, lock};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -539,8 +539,9 @@ enum Read {
     End,
 }
 
-/// Reads one line (without `\n`) into `line`; a last line without `\n` counts as a line.
-async fn read_line(reader: &mut BufReader<ChildStdout>, line: &mut Vec<u8>) -> std::io::Result<Read> {
+/// Reads one line (without `\n`) into `line`; a last line without `\n` counts as a line. Generic
+/// over the reader so the framing can be fuzzed without a process.
+async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Vec<u8>) -> std::io::Result<Read> {
     line.clear();
     loop {
         let available = reader.fill_buf().await?;
@@ -635,3 +636,6 @@ async fn supervise(
     }
     connection.finish();
 }
+
+#[cfg(test)]
+mod fuzz;
