@@ -95,6 +95,15 @@ def exec_sleep(call, params):
     return "finished"
 
 
+@pi.tool(name="big", description="Returns `lines` numbered lines of `width` x's (or `megabytes` MB)", parameters={
+    "type": "object", "properties": {"lines": {"type": "integer"}, "width": {"type": "integer"},
+                                     "megabytes": {"type": "integer"}}})
+def big(call, params):
+    if "megabytes" in params:
+        return "y" * (params["megabytes"] << 20)
+    return "\n".join(f"{i:06d} " + "x" * params["width"] for i in range(1, params["lines"] + 1))
+
+
 @pi.tool(name="exec", description="Runs a command", parameters=OBJECT)
 def run(call, params):
     outcome = call.exec("sh", ["-c", "pwd; echo err >&2; exit 2"])
