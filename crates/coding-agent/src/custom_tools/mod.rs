@@ -20,7 +20,6 @@ mod events;
 mod loader;
 pub mod mcp;
 pub mod node;
-mod output;
 pub mod process;
 pub mod schema;
 
@@ -39,7 +38,6 @@ pub use discovery::{
 };
 pub use events::{SessionReason, ToolSessionEvent};
 pub use loader::{CustomTools, LoadError, LoadedTool, ToolKind, load_all, resolve_conflicts};
-pub(crate) use output::limit_output;
 
 /// How the interactive mode asks a custom tool to draw its result (pi's `renderResult` options).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

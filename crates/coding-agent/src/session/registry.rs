@@ -6,7 +6,7 @@ use std::sync::Arc;
 use pi_agent_core::AgentTool;
 
 use super::SessionError;
-use crate::custom_tools::limit_output;
+use crate::output_limit::limit_output;
 use crate::resolve::RESOLVE_TOOL_NAME;
 
 /// Where a registered tool comes from.

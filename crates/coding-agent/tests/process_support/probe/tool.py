@@ -157,7 +157,8 @@ def fail(call, params):
 
 
 @pi.tool(name="stage", description="Stages an action whose apply may fail", parameters={
-    "type": "object", "properties": {"fail": {"type": "boolean"}, "crash": {"type": "boolean"}},
+    "type": "object", "properties": {"fail": {"type": "boolean"}, "crash": {"type": "boolean"},
+                                     "bigApply": {"type": "integer"}},
     "required": ["fail"]})
 def stage(call, params):
     def apply(reason, extra):
@@ -165,6 +166,9 @@ def stage(call, params):
             raise RuntimeError("Out of memory.")
         if params["fail"]:
             raise pi_tool.ToolError("Disk is full.")
+        if "bigApply" in params:
+            # `bigApply` lines of 100 characters: an apply that reports far too much.
+            return "\n".join(f"applied {i:06d} " + "a" * 85 for i in range(1, params["bigApply"] + 1))
         return pi_tool.result(f"applied: {reason}", {"extra": extra})
 
     def reject(reason, extra):

@@ -1,8 +1,10 @@
-//! pi's output limits for the results of custom tools.
+//! pi's output limits for the results of custom tools (and of `resolve`, which returns what a
+//! custom tool's pending action applied).
 //!
 //! pi's docs ask every extension tool to truncate its own output and pi trusts them; a tool that
 //! does not (a 30 MB answer) fills the model's context and every copy of the result on its way.
-//! Here the session registers each custom tool behind [`limit_output`]: a result whose text is
+//! Here the session registers each custom tool behind [`limit_output`], and `resolve` passes its
+//! results through [`limit_result`]: a result whose text is
 //! over 2000 lines / 50KB (by more than the room for the tool's own notice) keeps its start —
 //! whole lines, or the start of a first line that is alone over 50KB — and gets a notice in the
 //! words of pi's `bash`, naming the file the whole text was saved to:
