@@ -53,7 +53,7 @@ fn carry_over(target: &Path, metadata: &std::fs::Metadata, temp: &std::fs::File)
                 Err(error) => return Err(error),
             }
         }
-        if !copy_xattrs(target, temp)? {
+        if !copy_xattrs(target, temp) {
             return Ok(false);
         }
     }
@@ -61,34 +61,39 @@ fn carry_over(target: &Path, metadata: &std::fs::Metadata, temp: &std::fs::File)
     Ok(true)
 }
 
-/// Copies every extended attribute of `target` that the process can read onto `temp`; `Ok(false)`
-/// when one cannot be set. A file system without extended attributes has none to copy.
+/// Copies every extended attribute of `target` onto `temp`; false when one cannot be read or set
+/// (or they cannot be listed), so that nothing is lost by a replacement. A file system without
+/// extended attributes has none to copy.
 #[cfg(unix)]
-fn copy_xattrs(target: &Path, temp: &std::fs::File) -> std::io::Result<bool> {
+fn copy_xattrs(target: &Path, temp: &std::fs::File) -> bool {
+    use nix::errno::Errno;
     use xattr::FileExt;
     if !xattr::SUPPORTED_PLATFORM {
-        return Ok(true);
+        return true;
     }
-    let unsupported = |error: &std::io::Error| error.raw_os_error() == Some(nix::errno::Errno::EOPNOTSUPP as i32);
     let names = match xattr::list(target) {
         Ok(names) => names,
-        Err(error) if unsupported(&error) => return Ok(true),
-        Err(error) => return Err(error),
+        Err(error) => {
+            let code = error.raw_os_error();
+            return code == Some(Errno::ENOTSUP as i32) || code == Some(Errno::EOPNOTSUPP as i32);
+        }
     };
     for name in names {
-        // Gone since it was listed: nothing to keep.
-        let Some(value) = xattr::get(target, &name)? else {
-            continue;
+        let value = match xattr::get(target, &name) {
+            Ok(Some(value)) => value,
+            // Gone since it was listed: nothing to keep.
+            Ok(None) => continue,
+            Err(_) => return false,
         };
         // Already there (a label or an ACL the new file inherited): nothing to set.
         if temp.get_xattr(&name).ok().flatten().as_deref() == Some(value.as_slice()) {
             continue;
         }
         if temp.set_xattr(&name, &value).is_err() {
-            return Ok(false);
+            return false;
         }
     }
-    Ok(true)
+    true
 }
 
 /// Writes `bytes` to `path` atomically, keeping an existing file's owner, extended attributes
@@ -201,11 +206,11 @@ impl BatchHooks for NoHooks {}
 ///
 /// 1. each new content goes to a temporary file in its target's own directory (symlinks followed,
 ///    owner, extended attributes and permissions kept, data synced — or, where they cannot be
-///    kept, the file will be written in place in phase 2); if any of these fails, the temporary files are deleted and no
-///    target has changed;
-/// 2. the temporary files are renamed over their targets in order; if a rename fails, the targets
-///    already replaced get their `original` bytes back (atomically), and the other temporary files
-///    are deleted.
+///    kept, the file is marked to be written in place in phase 2); if any of these fails, the
+///    temporary files are deleted and no target has changed;
+/// 2. the temporary files are renamed over their targets (or the marked files written) in order;
+///    if a rename fails, the targets already replaced get their `original` bytes back
+///    (atomically), and the other temporary files are deleted.
 ///
 /// A target that is not a regular file (a FIFO, a device) fails the batch before anything changes.
 /// Blocking: call it from `spawn_blocking` in async code.
