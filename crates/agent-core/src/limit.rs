@@ -216,6 +216,36 @@ pub fn cap_error_result(result: &mut ToolResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The kept text is a start of the input within the limits; a cut says so; a text
+        /// within the limits plus the notice room is never cut.
+        #[test]
+        fn cuts_keep_a_start_within_the_limits(
+            text in "[a\né]{0,400}",
+            max_lines in 1usize..20,
+            max_bytes in 1usize..120,
+        ) {
+            let options = opts(max_lines, max_bytes);
+            let cut = cut_head(&text, options);
+            prop_assert!(text.starts_with(&cut.content));
+            prop_assert!(cut.content.len() <= max_bytes);
+            prop_assert!(cut.content.split('\n').count() <= max_lines || !cut.truncated);
+            let mut content = vec![ContentBlock::text(text.clone())];
+            match cut_text_content(&mut content, options) {
+                Some(done) => {
+                    prop_assert_eq!(&done.full_text, &text);
+                    prop_assert_eq!(content[0].as_text(), Some(done.truncation.content.as_str()));
+                }
+                None => {
+                    prop_assert!(count_lines(&text) <= max_lines + NOTICE_ROOM_LINES);
+                    prop_assert!(text.len() <= max_bytes + NOTICE_ROOM_BYTES);
+                    prop_assert_eq!(content[0].as_text(), Some(text.as_str()));
+                }
+            }
+        }
+    }
 
     fn opts(max_lines: usize, max_bytes: usize) -> TruncationOptions {
         TruncationOptions { max_lines, max_bytes }
