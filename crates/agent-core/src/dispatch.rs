@@ -21,6 +21,9 @@
 //! too — pi gets the same from JavaScript starting every `execute` synchronously in source order.
 //! A call that fails, is blocked, panics or is aborted gives its places up.
 //!
+//! Every error result the model reads — from the lookup, validation, a hook, the tool or a panic —
+//! has its text capped at pi's output limits, keeping its start ([`crate::cap_error_result`]).
+//!
 //! No tool is executed once the run is aborted: the check after preparing a call is the last step
 //! before [`AgentTool::execute`], so tools need no abort check of their own before they start.
 //!
@@ -41,6 +44,7 @@ use tracing::{Instrument, Span};
 use crate::config::AgentLoopConfig;
 use crate::event::{AgentEvent, EventSink};
 use crate::hooks::{AfterToolCallContext, BeforeToolCallContext};
+use crate::limit::cap_error_result;
 use crate::message::{AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, now_ms};
 use crate::mutation::{MutationTicket, mutation_keys};
 use crate::tool::{AgentTool, OPERATION_ABORTED, ToolContext, ToolExecutionMode, ToolResult, ToolUpdateSink};
@@ -63,11 +67,17 @@ struct Finalized {
 }
 
 impl Finalized {
-    fn error(message: impl Into<String>) -> Self {
-        Finalized {
-            result: ToolResult::error_text(message),
-            is_error: true,
+    /// Every result the model reads is made here: an error's text is capped at pi's output
+    /// limits (a 100 KB path or pattern echoed back whole would fill the context).
+    fn new(mut result: ToolResult, is_error: bool) -> Self {
+        if is_error {
+            cap_error_result(&mut result);
         }
+        Finalized { result, is_error }
+    }
+
+    fn error(message: impl Into<String>) -> Self {
+        Finalized::new(ToolResult::error_text(message), true)
     }
 
     fn error_terminating(message: impl Into<String>, terminate: bool) -> Self {
@@ -443,7 +453,7 @@ impl Batch<'_> {
                 Err(payload) => return Finalized::error(panic_text(payload.as_ref())),
             }
         }
-        Finalized { result, is_error }
+        Finalized::new(result, is_error)
     }
 }
 

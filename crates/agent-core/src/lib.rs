@@ -14,6 +14,8 @@
 //! * The loop: [`run_agent_loop`] / [`agent_loop`]; its events: [`AgentEvent`]; hooks around
 //!   every tool call: [`BeforeToolCallHook`], [`AfterToolCallHook`].
 //! * The stateful [`Agent`] with steering and follow-up [`MessageQueue`]s.
+//! * pi's output limits: truncation ([`truncate_head`], [`truncate_tail`], [`format_size`], …), which
+//!   the tools use, and [`cap_error_result`], which the loop applies to every error the model reads.
 //!
 //! ```
 //! use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
@@ -47,6 +49,7 @@ mod event;
 pub mod faux;
 mod hooks;
 mod lenient;
+mod limit;
 mod message;
 mod model;
 mod mutation;
@@ -54,6 +57,7 @@ mod names;
 mod queue;
 mod sync;
 mod tool;
+mod truncate;
 mod validate;
 
 pub use agent::{Agent, AgentError, AgentOptions, AgentState, PromptInput, Subscription};
@@ -71,6 +75,10 @@ pub use hooks::{
     BeforeToolCallResult,
 };
 pub use lenient::Lenient;
+pub use limit::{
+    ContentCut, ERROR_MAX_LINE_CHARS, NOTICE_ROOM_BYTES, NOTICE_ROOM_LINES, append_text, cap_error_result, cut_head,
+    cut_text_content, head_notice,
+};
 pub use message::{
     AgentMessage, AssistantMessage, ContentBlock, Cost, CustomMessage, ImageContent, StopReason, TextContent,
     ThinkingContent, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage, now_ms,
@@ -88,5 +96,9 @@ pub use sync::lock;
 pub use tool::{
     AgentTool, FnTool, OPERATION_ABORTED, ToolContext, ToolError, ToolExecutionMode, ToolResult, ToolUpdateSink,
     TypedTool, typed_tool,
+};
+pub use truncate::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, TruncatedBy, TruncationOptions, TruncationResult,
+    format_size, truncate_head, truncate_line, truncate_tail,
 };
 pub use validate::{ArgumentProblem, ToolParameters, ValidationError};

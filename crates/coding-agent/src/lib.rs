@@ -50,6 +50,7 @@ pub mod config;
 pub mod custom_tools;
 mod messages;
 mod model_choice;
+mod output_limit;
 pub mod resolve;
 mod session;
 mod system_prompt;

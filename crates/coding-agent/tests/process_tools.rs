@@ -412,6 +412,71 @@ fn tool_results(session: &AgentSession) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_5_mb_result_reaches_the_model_truncated_with_the_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let session = session(dir.path(), &faux);
+    let tools = probe(&session.tool_api()).await;
+    activate(&session, &tools);
+    // 50,000 lines of 107 bytes: about 5 MB.
+    faux.set_responses([
+        scripted::tool_call("c1", "big", json!({"lines": 50_000, "width": 100})),
+        scripted::text("done"),
+    ]);
+    session.prompt("something big").await.unwrap();
+    let messages = session.agent().messages();
+    let result = messages.iter().find_map(AgentMessage::as_tool_result).unwrap();
+    assert!(!result.is_error);
+    let text = result.text();
+    let (kept, notice) = text.split_once("\n\n[").unwrap();
+    assert_eq!(kept.lines().count(), 474);
+    assert!(kept.starts_with("000001 xxxx") && kept.ends_with(&format!("000474 {}", "x".repeat(100))));
+    let path = notice
+        .strip_prefix("Showing lines 1-474 of 50000 (50.0KB limit). Full output: ")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("the notice: [{notice}"));
+    // The whole text was saved where the notice says.
+    let whole = std::fs::read_to_string(path).unwrap();
+    assert_eq!(whole.len(), 50_000 * 108 - 1);
+    assert!(whole.ends_with(&format!("050000 {}", "x".repeat(100))));
+    std::fs::remove_file(path).unwrap();
+    assert_eq!(faux.call_count(), 2, "the model read it and answered");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_huge_apply_result_reaches_the_model_through_resolve_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let session = session(dir.path(), &faux);
+    let tools = probe(&session.tool_api()).await;
+    activate(&session, &tools);
+    // 50,000 lines of 100 characters: about 5 MB.
+    faux.set_responses([
+        scripted::tool_call("c1", "stage", json!({"fail": false, "bigApply": 50_000})),
+        scripted::tool_call("c2", "resolve", json!({"action": "apply", "reason": "Go."})),
+        scripted::text("done"),
+    ]);
+    session.prompt("stage something big").await.unwrap();
+    let messages = session.agent().messages();
+    let result = messages
+        .iter()
+        .filter_map(AgentMessage::as_tool_result)
+        .find(|r| r.tool_name == "resolve")
+        .unwrap();
+    assert!(!result.is_error, "{}", result.text());
+    let text = result.text();
+    let (kept, notice) = text.split_once("\n\n[").unwrap();
+    assert!(kept.starts_with("applied 000001 aaa"));
+    assert_eq!(kept.lines().count(), 506);
+    let path = notice
+        .strip_prefix("Showing lines 1-506 of 50000 (50.0KB limit). Full output: ")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("the notice: [{notice}"));
+    assert_eq!(std::fs::metadata(path).unwrap().len(), 50_000 * 101 - 1);
+    std::fs::remove_file(path).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn pending_actions_apply_and_discard_call_back_into_the_process() {
     let dir = tempfile::tempdir().unwrap();
     let faux = FauxModel::new();

@@ -11,6 +11,13 @@
 //!
 //! [`write_all_or_nothing`] does the same for several files at once: every file changes, or (as far
 //! as the file system lets it) none does.
+//!
+//! pi writes files in place, which keeps everything a file has beyond its bytes. A replacement
+//! here keeps it too: the temporary file is given the existing file's owner (user and group),
+//! extended attributes (POSIX ACLs among them) and permissions before the rename. Where one of
+//! them cannot be given — not root and the file is another user's, or a group we are not in, or
+//! an attribute the file system refuses on a new file — the file is written in place instead,
+//! as pi does: never replaced with something that silently lost them.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,11 +36,72 @@ fn temp_file_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     builder.tempfile_in(dir)
 }
 
-/// Writes `bytes` to `path` atomically, keeping an existing file's permissions. A symlink is
-/// followed (its target is replaced, the link stays), and a special file such as a FIFO or a
-/// device is written in place, since renaming over it would replace the node itself, and so is
-/// an existing file in a directory where no temporary file can be created. Blocking:
-/// call it from `spawn_blocking` in async code.
+/// Gives `temp` what the existing file at `target` (with `metadata`) has beyond its bytes: its
+/// owner, its extended attributes and its permissions — in that order, since a change of owner
+/// clears the set-user-ID bits and an ACL sets the group bits. `Ok(false)` when the owner or an
+/// attribute cannot be given: the caller writes in place instead (see the module documentation).
+fn carry_over(target: &Path, metadata: &std::fs::Metadata, temp: &std::fs::File) -> std::io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let made = temp.metadata()?;
+        if (made.uid(), made.gid()) != (metadata.uid(), metadata.gid()) {
+            match std::os::unix::fs::fchown(temp, Some(metadata.uid()), Some(metadata.gid())) {
+                Ok(()) => {}
+                // Not root, and the file is another user's (or of a group we are not in).
+                Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => return Ok(false),
+                Err(error) => return Err(error),
+            }
+        }
+        if !copy_xattrs(target, temp) {
+            return Ok(false);
+        }
+    }
+    temp.set_permissions(metadata.permissions())?;
+    Ok(true)
+}
+
+/// Copies every extended attribute of `target` onto `temp`; false when one cannot be read or set
+/// (or they cannot be listed), so that nothing is lost by a replacement. A file system without
+/// extended attributes has none to copy.
+#[cfg(unix)]
+fn copy_xattrs(target: &Path, temp: &std::fs::File) -> bool {
+    use nix::errno::Errno;
+    use xattr::FileExt;
+    if !xattr::SUPPORTED_PLATFORM {
+        return true;
+    }
+    let names = match xattr::list(target) {
+        Ok(names) => names,
+        Err(error) => {
+            let code = error.raw_os_error();
+            return code == Some(Errno::ENOTSUP as i32) || code == Some(Errno::EOPNOTSUPP as i32);
+        }
+    };
+    for name in names {
+        let value = match xattr::get(target, &name) {
+            Ok(Some(value)) => value,
+            // Gone since it was listed: nothing to keep.
+            Ok(None) => continue,
+            Err(_) => return false,
+        };
+        // Already there (a label or an ACL the new file inherited): nothing to set.
+        if temp.get_xattr(&name).ok().flatten().as_deref() == Some(value.as_slice()) {
+            continue;
+        }
+        if temp.set_xattr(&name, &value).is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// Writes `bytes` to `path` atomically, keeping an existing file's owner, extended attributes
+/// and permissions (or writing in place where they cannot be kept; see the module
+/// documentation). A symlink is followed (its target is replaced, the link stays), and a special
+/// file such as a FIFO or a device is written in place, since renaming over it would replace
+/// the node itself, and so is an existing file in a directory where no temporary file can be
+/// created. Blocking: call it from `spawn_blocking` in async code.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let resolved;
     let path = match std::fs::canonicalize(path) {
@@ -53,20 +121,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let existing = std::fs::metadata(path).ok();
     let mut temp = match temp_file_in(dir) {
         Ok(temp) => temp,
         // A writable file in a directory we may not create files in: write in place, as pi does.
-        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied && permissions.is_some() => {
+        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied && existing.is_some() => {
             return std::fs::write(path, bytes);
         }
         Err(error) => return Err(error),
     };
     temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    if let Some(permissions) = permissions {
-        temp.as_file().set_permissions(permissions)?;
+    if let Some(metadata) = &existing
+        && !carry_over(path, metadata, temp.as_file())?
+    {
+        drop(temp);
+        return std::fs::write(path, bytes);
     }
+    temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
@@ -134,11 +205,12 @@ impl BatchHooks for NoHooks {}
 /// Writes every file of `files` or none of them, in two phases:
 ///
 /// 1. each new content goes to a temporary file in its target's own directory (symlinks followed,
-///    permissions kept, data synced); if any of these fails, the temporary files are deleted and no
-///    target has changed;
-/// 2. the temporary files are renamed over their targets in order; if a rename fails, the targets
-///    already replaced get their `original` bytes back (atomically), and the other temporary files
-///    are deleted.
+///    owner, extended attributes and permissions kept, data synced — or, where they cannot be
+///    kept, the file is marked to be written in place in phase 2); if any of these fails, the
+///    temporary files are deleted and no target has changed;
+/// 2. the temporary files are renamed over their targets (or the marked files written) in order;
+///    if a rename fails, the targets already replaced get their `original` bytes back
+///    (atomically), and the other temporary files are deleted.
 ///
 /// A target that is not a regular file (a FIFO, a device) fails the batch before anything changes.
 /// Blocking: call it from `spawn_blocking` in async code.
@@ -166,12 +238,15 @@ pub fn write_all_or_nothing_with(files: &[BatchWrite<'_>], hooks: &dyn BatchHook
     let staged = stage_all(files, hooks)?;
     let mut staged: Vec<Option<Staged>> = staged.into_iter().map(Some).collect();
     for index in 0..staged.len() {
-        let Some((target, temp)) = staged[index].take() else {
+        let Some((target, replacement)) = staged[index].take() else {
             continue;
         };
         let renamed = hooks
             .before_rename(index, files[index].path)
-            .and_then(|()| temp.persist(&target).map(drop).map_err(|e| e.error));
+            .and_then(|()| match replacement {
+                Replacement::Temp(temp) => temp.persist(&target).map(drop).map_err(|e| e.error),
+                Replacement::InPlace => std::fs::write(&target, files[index].contents),
+            });
         if let Err(error) = renamed {
             // Dropping the remaining temporary files deletes them.
             drop(staged);
@@ -193,8 +268,17 @@ pub fn write_all_or_nothing_with(files: &[BatchWrite<'_>], hooks: &dyn BatchHook
     Ok(())
 }
 
-/// A target's real path and the temporary file that will replace it.
-type Staged = (PathBuf, tempfile::NamedTempFile);
+/// How a staged target will be replaced.
+enum Replacement {
+    /// By renaming this synced temporary file over it.
+    Temp(tempfile::NamedTempFile),
+    /// By writing it in place: its owner or an extended attribute could not be given to a
+    /// temporary file.
+    InPlace,
+}
+
+/// A target's real path and what will replace it.
+type Staged = (PathBuf, Replacement);
 
 /// Threads staging a large batch at most.
 const STAGING_THREADS: usize = 8;
@@ -249,7 +333,8 @@ fn stage_all(files: &[BatchWrite<'_>], hooks: &dyn BatchHooks) -> Result<Vec<Sta
     Ok(staged)
 }
 
-/// Writes one file's new content to a synced temporary file next to its real target.
+/// Writes one file's new content to a synced temporary file next to its real target (or, when
+/// the target's owner or attributes cannot be given to one, stages an in-place write).
 fn stage(file: &BatchWrite<'_>) -> std::io::Result<Staged> {
     let target = std::fs::canonicalize(file.path).unwrap_or_else(|_| file.path.to_path_buf());
     let metadata = std::fs::metadata(&target).ok();
@@ -265,11 +350,13 @@ fn stage(file: &BatchWrite<'_>) -> std::io::Result<Staged> {
     };
     let mut temp = temp_file_in(dir)?;
     temp.write_all(file.contents)?;
-    if let Some(metadata) = metadata {
-        temp.as_file().set_permissions(metadata.permissions())?;
+    if let Some(metadata) = &metadata
+        && !carry_over(&target, metadata, temp.as_file())?
+    {
+        return Ok((target, Replacement::InPlace));
     }
     temp.as_file().sync_all()?;
-    Ok((target, temp))
+    Ok((target, Replacement::Temp(temp)))
 }
 
 #[cfg(test)]
@@ -297,6 +384,94 @@ mod tests {
             std::fs::metadata(&batch).unwrap().permissions().mode() & 0o777,
             expected
         );
+    }
+
+    /// Sets a `user.` extended attribute. A file system without them fails the test, unless
+    /// `PI_ALLOW_NO_XATTR=1` says that is expected here (then it says so and returns false).
+    fn set_user_xattr(path: &Path, value: &[u8]) -> bool {
+        match xattr::set(path, "user.pi.test", value) {
+            Ok(()) => true,
+            Err(error) if std::env::var("PI_ALLOW_NO_XATTR").as_deref() == Ok("1") => {
+                eprintln!(
+                    "PI_ALLOW_NO_XATTR=1: no user xattrs in {} ({error}): not checked",
+                    path.display()
+                );
+                false
+            }
+            Err(error) => panic!(
+                "cannot set a user xattr on {} ({error}); set PI_ALLOW_NO_XATTR=1 where the file system has none",
+                path.display()
+            ),
+        }
+    }
+
+    #[test]
+    fn extended_attributes_survive_a_replacement() {
+        let dir = tempfile::tempdir().unwrap();
+        let (single, batch) = (dir.path().join("single.txt"), dir.path().join("batch.txt"));
+        std::fs::write(&single, "old").unwrap();
+        std::fs::write(&batch, "old").unwrap();
+        if !(set_user_xattr(&single, b"kept") && set_user_xattr(&batch, b"kept too")) {
+            return;
+        }
+        write_atomic(&single, b"new").unwrap();
+        write_all_or_nothing(&[BatchWrite {
+            path: &batch,
+            contents: b"new",
+            original: b"old",
+        }])
+        .unwrap();
+        assert_eq!(std::fs::read(&single).unwrap(), b"new");
+        assert_eq!(
+            xattr::get(&single, "user.pi.test").unwrap().as_deref(),
+            Some(&b"kept"[..])
+        );
+        assert_eq!(std::fs::read(&batch).unwrap(), b"new");
+        assert_eq!(
+            xattr::get(&batch, "user.pi.test").unwrap().as_deref(),
+            Some(&b"kept too"[..])
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temp file left behind"
+        );
+    }
+
+    #[test]
+    fn the_owner_survives_a_replacement() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("owned.txt");
+        std::fs::write(&path, "old").unwrap();
+        let ours = std::fs::metadata(&path).unwrap();
+        if ours.uid() != 0 {
+            // Only root can give a file to another user; our own file must stay ours.
+            eprintln!("not root: only checked that a file of ours keeps its owner");
+            write_atomic(&path, b"new").unwrap();
+            let after = std::fs::metadata(&path).unwrap();
+            assert_eq!((after.uid(), after.gid()), (ours.uid(), ours.gid()));
+            return;
+        }
+        std::os::unix::fs::chown(&path, Some(4242), Some(4343)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o4750)).unwrap();
+        write_atomic(&path, b"new").unwrap();
+        let after = std::fs::metadata(&path).unwrap();
+        assert_eq!((after.uid(), after.gid()), (4242, 4343));
+        assert_eq!(
+            after.mode() & 0o7777,
+            0o4750,
+            "the set-user-ID bit is set again after the chown"
+        );
+        write_all_or_nothing(&[BatchWrite {
+            path: &path,
+            contents: b"newer",
+            original: b"new",
+        }])
+        .unwrap();
+        let after = std::fs::metadata(&path).unwrap();
+        assert_eq!((after.uid(), after.gid()), (4242, 4343));
+        assert_eq!(std::fs::read(&path).unwrap(), b"newer");
     }
 
     #[test]

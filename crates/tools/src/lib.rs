@@ -50,11 +50,11 @@ pub use env::ToolEnv;
 pub use find::{FindParams, FindTool};
 pub use grep::{GrepParams, GrepTool};
 pub use ls::{LsParams, LsTool};
-pub use read::{ReadParams, ReadTool, sniff_image};
-pub use registry::{ALL_TOOLS, DEFAULT_TOOLS, UnknownTool, create_tool, create_tools};
-pub use sandbox::{Sandbox, SandboxError};
-pub use truncate::{
+pub use pi_agent_core::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, GREP_MAX_LINE_LENGTH, TruncatedBy, TruncationOptions, TruncationResult,
     format_size, truncate_head, truncate_line, truncate_tail,
 };
+pub use read::{ReadParams, ReadTool, sniff_image};
+pub use registry::{ALL_TOOLS, DEFAULT_TOOLS, UnknownTool, create_tool, create_tools};
+pub use sandbox::{Sandbox, SandboxError};
 pub use write::{WriteParams, WriteTool};

@@ -243,10 +243,13 @@ impl TypedTool for ResolveTool {
                 })
             }
         };
-        tokio::select! {
+        let mut result = tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => Err(ToolError::new(OPERATION_ABORTED)),
             result = invocation => result,
-        }
+        }?;
+        // What an apply returns is a custom tool's result: kept within pi's output limits.
+        crate::output_limit::limit_result(&mut result).await;
+        Ok(result)
     }
 }

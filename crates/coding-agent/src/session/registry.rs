@@ -6,6 +6,7 @@ use std::sync::Arc;
 use pi_agent_core::AgentTool;
 
 use super::SessionError;
+use crate::output_limit::limit_output;
 use crate::resolve::RESOLVE_TOOL_NAME;
 
 /// Where a registered tool comes from.
@@ -55,10 +56,12 @@ impl RegisteredTool {
         }
     }
 
-    /// A visible custom tool, deferrable because custom tools may push pending actions.
+    /// A visible custom tool, deferrable because custom tools may push pending actions. Its
+    /// results are kept within pi's output limits (2000 lines / 50KB, the whole text saved to a
+    /// temporary file; `docs/custom-tools.md`), which pi leaves to each tool.
     pub fn custom(tool: Arc<dyn AgentTool>, path: Option<PathBuf>) -> Self {
         RegisteredTool {
-            tool,
+            tool: limit_output(tool),
             hidden: false,
             deferrable: true,
             origin: ToolOrigin::Custom { path },

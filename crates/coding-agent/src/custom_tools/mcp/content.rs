@@ -15,14 +15,19 @@
 use pi_agent_core::{ContentBlock, ToolError, ToolResult};
 use serde_json::{Map, Value};
 
-/// Converts the result of calling `tool` into what the model reads.
-pub(super) fn convert(result: &Value, tool: &str, server: &str) -> Result<ToolResult, ToolError> {
-    let mut content: Vec<ContentBlock> = result
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|blocks| blocks.iter().map(block).collect())
-        .unwrap_or_default();
-    let structured = result.get("structuredContent").filter(|v| !v.is_null()).cloned();
+/// Converts the result of calling `tool` into what the model reads. Takes the result by value:
+/// the text of its blocks moves into the result instead of being copied (a tool may answer with
+/// many megabytes).
+pub(super) fn convert(mut result: Value, tool: &str, server: &str) -> Result<ToolResult, ToolError> {
+    let blocks = match result.get_mut("content").map(Value::take) {
+        Some(Value::Array(blocks)) => blocks,
+        _ => Vec::new(),
+    };
+    let mut content: Vec<ContentBlock> = blocks.into_iter().map(block).collect();
+    let structured = result
+        .get_mut("structuredContent")
+        .map(Value::take)
+        .filter(|v| !v.is_null());
     if content.is_empty()
         && let Some(structured) = &structured
     {
@@ -49,11 +54,16 @@ pub(super) fn convert(result: &Value, tool: &str, server: &str) -> Result<ToolRe
     })
 }
 
-/// One MCP content block.
-fn block(block: &Value) -> ContentBlock {
+/// One MCP content block (a text block's text is moved, not copied).
+fn block(mut block: Value) -> ContentBlock {
+    if block.get("type").and_then(Value::as_str) == Some("text") {
+        return match block.get_mut("text").map(Value::take) {
+            Some(Value::String(text)) => ContentBlock::text(text),
+            _ => ContentBlock::text(""),
+        };
+    }
     let field = |name: &str| block.get(name).and_then(Value::as_str);
     match field("type").unwrap_or_default() {
-        "text" => ContentBlock::text(field("text").unwrap_or_default()),
         "image" => match (field("data"), field("mimeType")) {
             (Some(data), Some(mime_type)) => ContentBlock::image(data, mime_type),
             _ => ContentBlock::text("[image without data or mimeType]"),
@@ -113,7 +123,7 @@ mod tests {
             ],
             "structuredContent": {"n": 1}
         });
-        let converted = convert(&result, "t", "s").unwrap();
+        let converted = convert(result, "t", "s").unwrap();
         assert_eq!(converted.content[1], ContentBlock::image("AAAA", "image/png"));
         assert_eq!(
             texts(&converted),
@@ -131,18 +141,18 @@ mod tests {
 
     #[test]
     fn structured_content_alone_is_shown_as_json_and_errors_carry_their_text() {
-        let converted = convert(&json!({"content": [], "structuredContent": {"a": [1]}}), "t", "s").unwrap();
+        let converted = convert(json!({"content": [], "structuredContent": {"a": [1]}}), "t", "s").unwrap();
         assert_eq!(texts(&converted), [r#"{"a":[1]}"#]);
-        assert_eq!(convert(&json!({}), "t", "s").unwrap().details, json!({}));
+        assert_eq!(convert(json!({}), "t", "s").unwrap().details, json!({}));
 
         let error = convert(
-            &json!({"content": [{"type": "text", "text": "no such file"}], "isError": true}),
+            json!({"content": [{"type": "text", "text": "no such file"}], "isError": true}),
             "read",
             "files",
         )
         .unwrap_err();
         assert_eq!(error.message(), "no such file");
-        let error = convert(&json!({"isError": true}), "read", "files").unwrap_err();
+        let error = convert(json!({"isError": true}), "read", "files").unwrap_err();
         assert_eq!(error.message(), "MCP tool \"read\" of server \"files\" failed");
     }
 }

@@ -118,7 +118,7 @@ proptest! {
     #[test]
     fn fuzz_mcp_call_result(result in result()) {
         let sent = result.to_string().len();
-        match convert(&result, "t", "s") {
+        match convert(result.clone(), "t", "s") {
             Ok(converted) => {
                 let size: usize = converted.content.iter().map(|block| match block {
                     ContentBlock::Text(text) => text.text.len(),
@@ -171,6 +171,6 @@ proptest! {
 #[test]
 fn fuzz_mcp_error_with_empty_text_names_the_tool() {
     let result = json!({"content": [{"type": "text", "text": ""}], "isError": true});
-    let error = convert(&result, "t", "s").map(|_| ()).unwrap_err();
+    let error = convert(result, "t", "s").map(|_| ()).unwrap_err();
     assert_eq!(error.message(), "MCP tool \"t\" of server \"s\" failed");
 }

@@ -187,9 +187,10 @@ impl McpTool {
             }
             response = handle.await_response() => match response {
                 Ok(result) => {
-                    let result = serde_json::to_value(&result)
+                    // By value: the typed result is dropped as soon as it is converted.
+                    let result = serde_json::to_value(result)
                         .map_err(|e| ToolError::new(format!("{}: {e}", self.failed())))?;
-                    convert(&result, &self.remote, self.server.name())
+                    convert(result, &self.remote, self.server.name())
                 }
                 Err(error) => Err(self.failure(link, error).await),
             },

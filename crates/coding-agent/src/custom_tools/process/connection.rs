@@ -42,6 +42,9 @@ pub(crate) trait Handler: Send + Sync {
 /// How many bytes of a stderr line are kept for error messages.
 const MAX_STDERR_LINE: usize = 1000;
 
+/// The line buffer is kept for the next line up to this capacity; a larger one is freed.
+const KEEP_LINE_CAPACITY: usize = 1 << 20;
+
 /// How long pi waits for an exiting process (and its stderr) before killing it.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
@@ -593,10 +596,18 @@ async fn supervise(
             biased;
             () = connection.kill.cancelled() => break None,
             read = read_line(&mut reader, &mut line) => match read {
-                Ok(Read::Line) => match parse_line(&line) {
-                    Ok(message) => connection.dispatch(message),
-                    Err(()) => break Some(Failure::InvalidJson { start: start_of(&line) }),
-                },
+                Ok(Read::Line) => {
+                    let parsed = parse_line(&line).map_err(|()| start_of(&line));
+                    // A huge line (a result of many MB) is not kept for the next one: it is freed
+                    // before its message is handled, so the two never live side by side for long.
+                    if line.capacity() > KEEP_LINE_CAPACITY {
+                        line = Vec::new();
+                    }
+                    match parsed {
+                        Ok(message) => connection.dispatch(message),
+                        Err(start) => break Some(Failure::InvalidJson { start }),
+                    }
+                }
                 Ok(Read::TooLong) => break Some(Failure::LineTooLong),
                 Ok(Read::End) | Err(_) => {
                     let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {

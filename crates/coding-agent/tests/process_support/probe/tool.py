@@ -95,6 +95,15 @@ def exec_sleep(call, params):
     return "finished"
 
 
+@pi.tool(name="big", description="Returns `lines` numbered lines of `width` x's (or `megabytes` MB)", parameters={
+    "type": "object", "properties": {"lines": {"type": "integer"}, "width": {"type": "integer"},
+                                     "megabytes": {"type": "integer"}}})
+def big(call, params):
+    if "megabytes" in params:
+        return "y" * (params["megabytes"] << 20)
+    return "\n".join(f"{i:06d} " + "x" * params["width"] for i in range(1, params["lines"] + 1))
+
+
 @pi.tool(name="exec", description="Runs a command", parameters=OBJECT)
 def run(call, params):
     outcome = call.exec("sh", ["-c", "pwd; echo err >&2; exit 2"])
@@ -177,7 +186,8 @@ def fail(call, params):
 
 
 @pi.tool(name="stage", description="Stages an action whose apply may fail", parameters={
-    "type": "object", "properties": {"fail": {"type": "boolean"}, "crash": {"type": "boolean"}},
+    "type": "object", "properties": {"fail": {"type": "boolean"}, "crash": {"type": "boolean"},
+                                     "bigApply": {"type": "integer"}},
     "required": ["fail"]})
 def stage(call, params):
     def apply(reason, extra):
@@ -185,6 +195,9 @@ def stage(call, params):
             raise RuntimeError("Out of memory.")
         if params["fail"]:
             raise pi_tool.ToolError("Disk is full.")
+        if "bigApply" in params:
+            # `bigApply` lines of 100 characters: an apply that reports far too much.
+            return "\n".join(f"applied {i:06d} " + "a" * 85 for i in range(1, params["bigApply"] + 1))
         return pi_tool.result(f"applied: {reason}", {"extra": extra})
 
     def reject(reason, extra):
