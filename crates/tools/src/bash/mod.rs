@@ -20,6 +20,7 @@
 //! # }
 //! ```
 
+mod error;
 mod output;
 mod process;
 
@@ -30,6 +31,8 @@ use async_trait::async_trait;
 use pi_agent_core::{Lenient, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+pub use error::CommandError;
 
 use crate::env::ToolEnv;
 use output::format_output;
@@ -197,28 +200,6 @@ pub struct CommandOutput {
     pub truncation: Option<crate::truncate::TruncationResult>,
     /// The file holding the whole output, when it was truncated.
     pub full_output_path: Option<PathBuf>,
-}
-
-/// Why [`run_command`] could not run a command; the texts are pi's.
-#[derive(Debug, thiserror::Error)]
-pub enum CommandError {
-    /// The working directory is gone.
-    #[error("Working directory does not exist: {}\nCannot execute bash commands.", cwd.display())]
-    MissingCwd {
-        /// The working directory.
-        cwd: PathBuf,
-    },
-    /// The shell could not be started.
-    #[error("Failed to run {}: {source}", shell.display())]
-    Spawn {
-        /// The shell.
-        shell: PathBuf,
-        /// Why it did not start.
-        source: std::io::Error,
-    },
-    /// The sandbox is on but cannot be entered here (beyond pi); nothing was run.
-    #[error(transparent)]
-    Sandbox(#[from] crate::SandboxError),
 }
 
 /// Runs `command` the way the `bash` tool does (the environment's shell and prefix, its own

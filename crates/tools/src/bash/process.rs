@@ -15,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::CommandError;
+use super::error::CommandError;
 use super::output::{FullOutputLog, OutputAccumulator, Utf8Decoder};
 use crate::truncate::TruncationOptions;
 

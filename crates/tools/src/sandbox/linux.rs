@@ -2,6 +2,7 @@
 //! filter compiled by `seccompiler`, both entered by the calling thread only.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, PathFdError, Ruleset, RulesetAttr,
@@ -13,7 +14,7 @@ use seccompiler::{
     SeccompRule,
 };
 
-use super::{Sandbox, SandboxError};
+use super::error::SandboxError;
 
 /// The Landlock ABI whose write rights the sandbox asks for: 3 is the first to cover truncation,
 /// without which a file outside the project could still be emptied.
@@ -21,11 +22,12 @@ const FS_ABI: ABI = ABI::V3;
 
 /// Restricts the calling thread (and so every process it starts): `no_new_privs`, the network
 /// filter when the network is off, then the Landlock ruleset, which must be fully enforced.
-pub(super) fn restrict_this_thread(sandbox: &Sandbox) -> Result<(), SandboxError> {
-    let landlock_error = |detail: String| SandboxError::Landlock {
-        needed: sandbox.needed(),
-        detail,
-    };
+pub(super) fn restrict_this_thread(
+    writable_paths: &[PathBuf],
+    network: bool,
+    needed: &'static str,
+) -> Result<(), SandboxError> {
+    let landlock_error = |detail: String| SandboxError::Landlock { needed, detail };
     let ruleset_error = |error: RulesetError| landlock_error(error.to_string());
     // Everything that can fail is built before the thread is restricted in any way.
     let write = AccessFs::from_write(FS_ABI);
@@ -33,13 +35,13 @@ pub(super) fn restrict_this_thread(sandbox: &Sandbox) -> Result<(), SandboxError
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(write)
         .map_err(ruleset_error)?;
-    if !sandbox.network {
+    if !network {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(ABI::V4))
             .map_err(ruleset_error)?;
     }
     let mut created = ruleset.create().map_err(ruleset_error)?;
-    for path in sandbox.writable_paths() {
+    for path in writable_paths.iter().cloned() {
         let fd = match PathFd::new(&path) {
             Ok(fd) => fd,
             Err(PathFdError::OpenCall { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => continue,
@@ -59,7 +61,7 @@ pub(super) fn restrict_this_thread(sandbox: &Sandbox) -> Result<(), SandboxError
         };
         created = created.add_rule(PathBeneath::new(fd, access)).map_err(ruleset_error)?;
     }
-    let filter = if sandbox.network { None } else { Some(network_filter()?) };
+    let filter = if network { None } else { Some(network_filter()?) };
     nix::sys::prctl::set_no_new_privs().map_err(|errno| landlock_error(format!("no_new_privs: {errno}")))?;
     if let Some(filter) = &filter {
         seccompiler::apply_filter(filter).map_err(|error| SandboxError::Seccomp {
