@@ -19,10 +19,12 @@ use std::sync::{Arc, Mutex};
 
 use pi_ai::ModelRegistry;
 use pi_coding_agent::AgentSession;
-use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file};
+use pi_coding_agent::config::{AgentPaths, Settings, expand_home, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
 use pi_coding_agent::{App, WarnFn};
-use pi_coding_agent::{ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model};
+use pi_coding_agent::{
+    ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
+};
 use pi_session_store::{LoadWarning, SessionManager, SessionRoot, StoreError};
 
 use crate::modes::print::Output;
@@ -147,6 +149,9 @@ pub enum CliError {
     /// The session file could not be opened, found or created.
     #[error("pi: {0}")]
     Store(#[from] StoreError),
+    /// `--fork` together with a flag that picks another session.
+    #[error("pi: --fork cannot be combined with {0}")]
+    ForkConflict(String),
     /// `--resume` without a terminal to pick on.
     #[error("pi: --resume needs a terminal to pick from; use --session <id> or -c")]
     ResumeNeedsTerminal,
@@ -176,6 +181,9 @@ pub struct Prepared {
     pub tui_requests: Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::UiRequest>>,
     /// Warnings for the interactive mode to show (a failed session write).
     pub tui_warnings: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
+    /// Whether the interactive mode shows its start-up header (`quietStartup` hides it unless
+    /// `--verbose`).
+    pub show_header: bool,
 }
 
 /// What a program embedding `pi` adds to it or changes.
@@ -260,6 +268,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         rpc_ui,
         tui_requests,
         tui_warnings,
+        show_header,
     } = prepared;
     let session = app.session().clone();
     match args.mode() {
@@ -289,10 +298,14 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
             crate::modes::print::run_text(&session, prompts.messages, io.stdout.clone(), io.stderr.clone()).await
         }
         Mode::Text if uses_tui(args, io) => {
-            let header = vec![
-                format!("pi {VERSION} · {} · {}", choice, session.cwd().display()),
-                "Enter sends · Esc aborts · /help lists commands and keys".to_owned(),
-            ];
+            let header = if show_header {
+                vec![
+                    format!("pi {VERSION} · {} · {}", choice, session.cwd().display()),
+                    "Enter sends · Esc aborts · /help lists commands and keys".to_owned(),
+                ]
+            } else {
+                Vec::new()
+            };
             let options = crate::modes::interactive::InteractiveOptions {
                 header,
                 initial: prompts.messages,
@@ -429,10 +442,38 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         say(&io.stdout, &list_models(&registry, search));
         return Ok(None);
     }
+    fork_conflicts(args)?;
+    // Scoped models (`--models`, else `enabledModels`): what model cycling goes through, and the
+    // model a run without `--model` starts with.
+    let scope = match args.models.as_ref().or(settings.enabled_models.as_ref()) {
+        Some(patterns) if !patterns.is_empty() => {
+            let (scope, warnings) = resolve_model_scope(patterns, &registry);
+            for warning in warnings {
+                say(&io.stderr, &format!("pi: warning: {warning}"));
+            }
+            scope
+        }
+        _ => Vec::new(),
+    };
+    let scoped_start = if args.model.is_none() {
+        initial_scoped_model(
+            &scope,
+            settings.default_provider.as_deref(),
+            settings.default_model.as_deref(),
+        )
+    } else {
+        None
+    };
+    let scoped_pattern = scoped_start.map(|s| format!("{}/{}", s.model.provider, s.model.id));
+    let scoped_thinking = scoped_start.and_then(|s| s.thinking).map(thinking_level_name);
     let request = ModelRequest {
-        provider: args.provider.as_deref(),
-        model: args.model.as_deref(),
-        thinking: args.thinking.as_deref(),
+        provider: if scoped_pattern.is_some() {
+            None
+        } else {
+            args.provider.as_deref()
+        },
+        model: args.model.as_deref().or(scoped_pattern.as_deref()),
+        thinking: args.thinking.as_deref().or(scoped_thinking),
     };
     let choice = choose_model(&request, &settings, &registry)?.ok_or(CliError::NoModel)?;
     let prompts = {
@@ -463,15 +504,14 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         &warn,
     )
     .await?;
-    let root = match &args.session_dir {
-        Some(dir) => SessionRoot::Flat(cwd.join(dir)),
-        None => SessionRoot::PerCwd(paths.sessions_dir()),
-    };
-    let (store, restored) = open_store(args, &cwd, &root, io).await?;
+    let env_session_dir = std::env::var(SESSION_DIR_ENV).ok();
+    let root = session_root(args, env_session_dir.as_deref(), &settings, &cwd, &paths);
+    let store = open_store(args, &cwd, &root, io).await?;
     let app = App::new(session, store, registry, (!args.no_session).then_some(root), warn);
-    if restored {
-        app.restore(args.model.is_some() || args.provider.is_some(), args.thinking.is_some());
-    }
+    app.set_scoped_models(scope);
+    // A session with history gets its model and thinking level back (unless the command line
+    // names them); a new one records the ones it starts with.
+    app.start(args.model.is_some() || args.provider.is_some(), args.thinking.is_some());
     Ok(Some(Prepared {
         app,
         choice,
@@ -479,20 +519,91 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         rpc_ui,
         tui_requests,
         tui_warnings,
+        show_header: args.verbose || settings.quiet_startup != Some(true),
     }))
 }
 
-/// The session file the flags ask for, and whether it has history to restore.
-async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Result<(SessionManager, bool), CliError> {
+/// The environment variable that moves the session directory (pi's `PI_CODING_AGENT_SESSION_DIR`).
+pub const SESSION_DIR_ENV: &str = "PI_CODING_AGENT_SESSION_DIR";
+
+/// Where sessions are stored and looked up: `--session-dir`, else `$PI_CODING_AGENT_SESSION_DIR`,
+/// else the `sessionDir` setting (these three hold the session files directly; a leading `~` of
+/// the variable or the setting is expanded, a relative path is relative to the working directory), else one directory per working
+/// directory under the agent directory's `sessions/`.
+pub fn session_root(
+    args: &Args,
+    env_session_dir: Option<&str>,
+    settings: &Settings,
+    cwd: &Path,
+    paths: &AgentPaths,
+) -> SessionRoot {
+    let home = |name: &str| std::env::var(name).ok();
+    let chosen = args
+        .session_dir
+        .clone()
+        .or_else(|| env_session_dir.filter(|d| !d.is_empty()).map(|d| expand_home(d, &home)))
+        .or_else(|| {
+            settings
+                .session_dir
+                .as_deref()
+                .filter(|d| !d.is_empty())
+                .map(|d| expand_home(d, &home))
+        });
+    match chosen {
+        Some(dir) => SessionRoot::Flat(cwd.join(dir)),
+        None => SessionRoot::PerCwd(paths.sessions_dir()),
+    }
+}
+
+/// pi refuses `--fork` with a flag that picks a session itself.
+fn fork_conflicts(args: &Args) -> Result<(), CliError> {
+    if args.fork.is_none() {
+        return Ok(());
+    }
+    let conflicting: Vec<&str> = [
+        (args.session.is_some(), "--session"),
+        (args.continue_session, "--continue"),
+        (args.resume, "--resume"),
+        (args.no_session, "--no-session"),
+    ]
+    .into_iter()
+    .filter_map(|(set, flag)| set.then_some(flag))
+    .collect();
+    if conflicting.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::ForkConflict(conflicting.join(", ")))
+    }
+}
+
+/// The session file the flags ask for.
+async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Result<SessionManager, CliError> {
     if args.no_session {
-        return Ok((SessionManager::in_memory(cwd), false));
+        return Ok(SessionManager::in_memory(cwd));
     }
     let opened = |(store, warnings): (SessionManager, Vec<LoadWarning>)| {
         for warning in warnings {
             say(&io.stderr, &format!("pi: warning: {warning}"));
         }
-        (store, true)
+        store
     };
+    if let Some(wanted) = &args.fork {
+        // `--fork <path|id>`: a copy of that session (found as `--session` finds it) in a new
+        // session of this directory, whose header names it as `parentSession`.
+        let is_path = pi_session_store::looks_like_path(wanted);
+        let query = if is_path {
+            pi_tools::path::resolve_path(cwd, wanted).to_string_lossy().into_owned()
+        } else {
+            wanted.clone()
+        };
+        let (cwd_owned, root_owned) = (cwd.to_path_buf(), root.clone());
+        let forked = tokio::task::spawn_blocking(move || {
+            let source = SessionManager::find(root_owned.clone(), &cwd_owned, &query)?;
+            SessionManager::fork_from(source, &cwd_owned, root_owned)
+        })
+        .await??;
+        return Ok(opened(forked));
+    }
     let (args_session, cwd_owned, root_owned) = (args.session.clone(), cwd.to_path_buf(), root.clone());
     if let Some(wanted) = args_session {
         // A path (not an id prefix) is resolved here, `~` and `@` included, as the tools resolve theirs.
@@ -514,7 +625,7 @@ async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Res
         .await??;
         return Ok(match found {
             Some(loaded) => opened(loaded),
-            None => (SessionManager::create_at(cwd, wanted), false),
+            None => SessionManager::create_at(cwd, wanted),
         });
     }
     if args.continue_session {
@@ -537,7 +648,7 @@ async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Res
     }
     let (cwd_owned, root_owned) = (cwd.to_path_buf(), root.clone());
     let created = tokio::task::spawn_blocking(move || SessionManager::create(cwd_owned, root_owned)).await??;
-    Ok((created, false))
+    Ok(created)
 }
 
 /// `-r`: lists this directory's sessions and reads the number of one from the terminal.
@@ -641,7 +752,7 @@ async fn build_session(
         .api_key(args.api_key.clone())
         .tools(tool_selection(args))
         .system_prompt(args.system_prompt.clone())
-        .append_system_prompt(args.append_system_prompt.clone())
+        .append_system_prompts(args.append_system_prompt.clone())
         .context_files(!args.no_context_files);
     for path in &args.tool {
         builder = builder.tool_path(path);

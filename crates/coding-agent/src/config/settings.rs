@@ -41,6 +41,13 @@ pub struct Settings {
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// `retry.provider`: timeouts and retries of the requests to the model.
     pub provider_retry: super::ProviderRetry,
+    /// `sessionDir`: where session files live (absolute, relative to the working directory, or
+    /// starting with `~`); `--session-dir` and `PI_CODING_AGENT_SESSION_DIR` come first.
+    pub session_dir: Option<String>,
+    /// `enabledModels`: the model patterns cycling goes through (as `--models` takes them).
+    pub enabled_models: Option<Vec<String>>,
+    /// `quietStartup`: no start-up header (`--verbose` shows it anyway).
+    pub quiet_startup: Option<bool>,
     /// The whole merged object, unknown keys included.
     pub raw: Map<String, Value>,
 }
@@ -85,6 +92,12 @@ impl Settings {
             custom_tools: reader.strings("customTools")?,
             mcp_servers: reader.mcp_servers()?,
             provider_retry: super::provider_retry::read(&raw, file)?,
+            session_dir: reader.string("sessionDir")?,
+            enabled_models: match raw.get("enabledModels") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(reader.strings("enabledModels")?),
+            },
+            quiet_startup: reader.boolean("quietStartup")?,
             raw: raw.clone(),
         })
     }
@@ -147,6 +160,14 @@ impl Reader<'_> {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(text)) => Ok(Some(text.clone())),
             Some(_) => Err(self.error(key, "must be a string")),
+        }
+    }
+
+    fn boolean(&self, key: &str) -> Result<Option<bool>, SettingsError> {
+        match self.raw.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(value)) => Ok(Some(*value)),
+            Some(_) => Err(self.error(key, "must be a boolean")),
         }
     }
 
@@ -317,5 +338,25 @@ mod tests {
         assert_eq!(settings.tool_execution, Some(ToolExecutionMode::Sequential));
         assert_eq!(settings.shell_path.as_deref(), Some("/bin/zsh"));
         assert_eq!(settings.ast_grep_enabled, Some(false));
+    }
+
+    #[test]
+    fn session_dir_enabled_models_and_quiet_startup() {
+        let settings = Settings::from_json(
+            r#"{"sessionDir": "~/s", "enabledModels": ["claude-*", "gpt-4o:high"], "quietStartup": true}"#,
+            "s.json",
+        )
+        .unwrap();
+        assert_eq!(settings.session_dir.as_deref(), Some("~/s"));
+        assert_eq!(
+            settings.enabled_models.as_deref(),
+            Some(&["claude-*".to_owned(), "gpt-4o:high".to_owned()][..])
+        );
+        assert_eq!(settings.quiet_startup, Some(true));
+        let error = Settings::from_json(r#"{"quietStartup": "yes"}"#, "s.json").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Invalid settings in s.json: \"quietStartup\" must be a boolean"
+        );
     }
 }
