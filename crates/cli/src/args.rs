@@ -35,6 +35,9 @@ Environment:
                                         sessions/, tools/, AGENTS.md)
   PI_CODING_AGENT_SESSION_DIR           Session storage directory (overridden by --session-dir)
 
+Commands (pi's package commands, not available yet; they never reach the model):
+  pi install | remove | uninstall | update | list | config
+
 Tools (default: read, bash, edit, write):
   read, bash, edit, write, grep, find, ls, ast_grep, ast_edit";
 
@@ -371,5 +374,21 @@ mod tests {
         assert!(help.help);
         assert!(help.message.contains("--list-models"));
         assert!(help.message.contains("PI_CODING_AGENT_DIR"));
+        for needle in [
+            "--fork <path|id>",
+            "--models <patterns>",
+            "-nt: Disable all tools",
+            "-nbt: ",
+            "-nc: ",
+            "-ne: ",
+            "-ns: ",
+            "-np: ",
+            "--verbose",
+            "--offline",
+            "(can be used multiple times)",
+            "PI_CODING_AGENT_SESSION_DIR",
+        ] {
+            assert!(help.message.contains(needle), "{needle}");
+        }
     }
 }
