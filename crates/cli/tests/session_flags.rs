@@ -122,6 +122,47 @@ async fn a_continued_session_without_a_thinking_entry_records_the_level_in_force
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn switching_to_a_session_without_a_thinking_entry_records_one() {
+    let server = MockServer::start(vec![]).await;
+    let sandbox = sandbox(&server);
+    let file = sandbox.project.join("older.jsonl");
+    let lines = [
+        session_files::header(
+            "0e7c5a52-0000-4000-8000-00000000000a",
+            "2026-01-01T00:00:00.000Z",
+            &sandbox.project,
+        ),
+        session_files::message(
+            "c0000001",
+            None,
+            "2026-01-01T00:00:01.000Z",
+            session_files::user_message("Hi", 1),
+        ),
+        session_files::message(
+            "c0000002",
+            Some("c0000001"),
+            "2026-01-01T00:00:02.000Z",
+            session_files::assistant_message("Hello", "openai-completions", "mock", "plain", 2),
+        ),
+    ];
+    std::fs::write(&file, session_files::jsonl(&lines)).unwrap();
+    let command = json!({"type": "switch_session", "id": "sw", "sessionPath": file}).to_string() + "\n";
+    let output = sandbox
+        .run_with_stdin(&["--mode", "rpc", "--no-session", "--model", "mock/plain"], &command)
+        .await;
+    assert!(
+        text(&output.stdout).contains("\"success\":true"),
+        "{}",
+        text(&output.stdout)
+    );
+    let written = session_files::read(&file);
+    assert_eq!(written.len(), 4, "{written:?}");
+    assert_eq!(written[3]["type"], "thinking_level_change");
+    assert_eq!(written[3]["parentId"], "c0000002");
+    assert_eq!(written[3]["thinkingLevel"], "off");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn session_dir_comes_from_the_flag_then_the_environment_then_the_setting() {
     let server = MockServer::start((0..4).map(|i| openai::text(&format!("Answer {i}."))).collect()).await;
     let sandbox = sandbox(&server);

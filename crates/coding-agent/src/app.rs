@@ -314,7 +314,8 @@ impl App {
         Ok(())
     }
 
-    /// Opens another session file and loads it; pending previews are rejected (`Session
+    /// Opens another session file and loads it as [`start`](Self::start) does (a file whose branch
+    /// has no `thinking_level_change` gets one, as in pi); pending previews are rejected (`Session
     /// switched.`), custom tools get `switch`. Fails while a run is active.
     pub async fn switch_session(&self, path: &Path) -> Result<Vec<LoadWarning>, AppError> {
         let (store, warnings) = SessionManager::open(path)?;
@@ -322,7 +323,7 @@ impl App {
         self.drop_pending("Session switched.").await;
         let previous = self.session_file();
         *lock(&self.inner.store) = store;
-        self.restore(false, false);
+        self.start(false, false);
         self.notify_tools(SessionReason::Switch, previous).await;
         Ok(warnings)
     }
