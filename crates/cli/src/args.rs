@@ -25,12 +25,18 @@ Examples:
   pi --model anthropic/claude-sonnet-4-5:high
   pi --provider ollama --model qwen3:8b
   pi --tools read,grep,find,ls -p \"Where is the config parsed?\"
+  pi --models sonnet:high,haiku:low    Models to cycle through (RPC cycle_model)
+  pi --fork 0193a1b2                   Continue a copy of a session in a new session
   pi --demo                            Run the offline demo (no API key, no network)
 
 Environment:
   ANTHROPIC_API_KEY, OPENAI_API_KEY, …   API keys of the providers
   PI_CODING_AGENT_DIR                   pi's directory (default ~/.pi/agent: settings.json, models.json,
                                         sessions/, tools/, AGENTS.md)
+  PI_CODING_AGENT_SESSION_DIR           Session storage directory (overridden by --session-dir)
+
+Commands (pi's package commands, not available yet; they never reach the model):
+  pi install | remove | uninstall | update | list | config
 
 Tools (default: read, bash, edit, write):
   read, bash, edit, write, grep, find, ls, ast_grep, ast_edit";
@@ -61,9 +67,9 @@ pub struct Args {
     #[arg(long = "system-prompt", value_name = "text")]
     pub system_prompt: Option<String>,
 
-    /// Append to the system prompt (text or file)
+    /// Append text or file contents to the system prompt (can be used multiple times)
     #[arg(long = "append-system-prompt", value_name = "text")]
-    pub append_system_prompt: Option<String>,
+    pub append_system_prompt: Vec<String>,
 
     /// Output mode: text (default), json or rpc
     #[arg(long, value_enum, value_name = "mode", hide_possible_values = true)]
@@ -85,7 +91,11 @@ pub struct Args {
     #[arg(long, value_name = "path|id")]
     pub session: Option<String>,
 
-    /// Where session files live (default ~/.pi/agent/sessions)
+    /// Fork specific session file or partial UUID into a new session
+    #[arg(long, value_name = "path|id")]
+    pub fork: Option<String>,
+
+    /// Directory for session storage and lookup
     #[arg(long = "session-dir", value_name = "dir")]
     pub session_dir: Option<PathBuf>,
 
@@ -93,15 +103,20 @@ pub struct Args {
     #[arg(long = "no-session")]
     pub no_session: bool,
 
+    /// Comma-separated model patterns for Ctrl+P cycling (and RPC cycle_model). Supports globs
+    /// (anthropic/*, *sonnet*) and fuzzy matching
+    #[arg(long, value_delimiter = ',', value_name = "patterns")]
+    pub models: Option<Vec<String>>,
+
     /// Tools to enable (default: read,bash,edit,write)
     #[arg(short = 't', long, value_delimiter = ',', value_name = "tools")]
     pub tools: Option<Vec<String>>,
 
-    /// Disable every tool
+    /// -nt: Disable all tools by default (built-in and custom)
     #[arg(long = "no-tools")]
     pub no_tools: bool,
 
-    /// Disable the built-in tools (custom tools stay)
+    /// -nbt: Disable built-in tools by default but keep custom tools enabled
     #[arg(long = "no-builtin-tools")]
     pub no_builtin_tools: bool,
 
@@ -117,7 +132,7 @@ pub struct Args {
     #[arg(long = "list-models", value_name = "search", num_args = 0..=1, default_missing_value = "")]
     pub list_models: Option<String>,
 
-    /// Do not load AGENTS.md / CLAUDE.md files
+    /// -nc: Disable AGENTS.md and CLAUDE.md discovery and loading
     #[arg(long = "no-context-files")]
     pub no_context_files: bool,
 
@@ -132,6 +147,26 @@ pub struct Args {
     /// Run bash and tool processes unsandboxed, whatever settings.json says
     #[arg(long = "no-sandbox")]
     pub no_sandbox: bool,
+
+    /// -ne: Disable extension discovery (accepted; extensions are not supported yet)
+    #[arg(long = "no-extensions")]
+    pub no_extensions: bool,
+
+    /// -ns: Disable skills discovery and loading (accepted; skills are not supported yet)
+    #[arg(long = "no-skills")]
+    pub no_skills: bool,
+
+    /// -np: Disable prompt template discovery and loading (accepted; not supported yet)
+    #[arg(long = "no-prompt-templates")]
+    pub no_prompt_templates: bool,
+
+    /// Force verbose startup (overrides quietStartup setting)
+    #[arg(long)]
+    pub verbose: bool,
+
+    /// Disable startup network operations (same as PI_OFFLINE=1; this pi makes none)
+    #[arg(long)]
+    pub offline: bool,
 
     /// Run the offline demo (no key, no network)
     #[arg(long)]
@@ -174,6 +209,16 @@ impl Args {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
+        let argv: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
+        if let Some(command) = argv.get(1).and_then(|a| a.to_str()).filter(|a| SUBCOMMANDS.contains(a)) {
+            return Err(ArgsError {
+                message: format!(
+                    "pi: `pi {command}` manages pi packages, which this pi does not support yet (nothing was sent to the model)"
+                ),
+                help: false,
+            });
+        }
+        let argv = expand_short_forms(argv);
         match Args::try_parse_from(argv) {
             Ok(args) => Ok(args),
             Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => Err(ArgsError {
@@ -204,6 +249,41 @@ impl Args {
     pub fn mode(&self) -> Mode {
         self.mode.unwrap_or(Mode::Text)
     }
+}
+
+/// pi's package and configuration commands (`pi install <source>`, …): recognised as the first
+/// argument, as pi does, so that they never reach the model as a prompt.
+pub(crate) const SUBCOMMANDS: [&str; 6] = ["install", "remove", "uninstall", "update", "list", "config"];
+
+/// pi's multi-letter short flags and the long flag each one stands for.
+const SHORT_FORMS: [(&str, &str); 6] = [
+    ("-nt", "--no-tools"),
+    ("-nbt", "--no-builtin-tools"),
+    ("-nc", "--no-context-files"),
+    ("-ne", "--no-extensions"),
+    ("-ns", "--no-skills"),
+    ("-np", "--no-prompt-templates"),
+];
+
+/// Replaces pi's multi-letter short flags (`-nt`, …), which clap cannot declare, by their long
+/// flags; nothing after `--` is touched.
+fn expand_short_forms(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut after_separator = false;
+    argv.into_iter()
+        .map(|arg| {
+            if after_separator {
+                return arg;
+            }
+            if arg == "--" {
+                after_separator = true;
+                return arg;
+            }
+            match SHORT_FORMS.iter().find(|(short, _)| arg == *short) {
+                Some((_, long)) => (*long).into(),
+                None => arg,
+            }
+        })
+        .collect()
 }
 
 /// clap's error as one line: its first line without the `error: ` prefix and the trailing `found`.
@@ -291,10 +371,72 @@ mod tests {
     }
 
     #[test]
+    fn short_forms_map_to_their_long_flags() {
+        let args = parse(&["-nt", "-nbt", "-nc", "-ne", "-ns", "-np", "--", "-nt"]);
+        assert!(args.no_tools && args.no_builtin_tools && args.no_context_files);
+        assert!(args.no_extensions && args.no_skills && args.no_prompt_templates);
+        assert_eq!(args.messages, ["-nt"]);
+    }
+
+    #[test]
+    fn new_flags() {
+        let args = parse(&[
+            "--append-system-prompt",
+            "one",
+            "--append-system-prompt",
+            "two",
+            "--fork",
+            "abc",
+            "--models",
+            "sonnet:high,haiku",
+            "--verbose",
+            "--offline",
+        ]);
+        assert_eq!(args.append_system_prompt, ["one", "two"]);
+        assert_eq!(args.fork.as_deref(), Some("abc"));
+        assert_eq!(
+            args.models.as_deref(),
+            Some(&["sonnet:high".to_owned(), "haiku".to_owned()][..])
+        );
+        assert!(args.verbose && args.offline);
+    }
+
+    #[test]
+    fn package_commands_never_become_prompts() {
+        for command in SUBCOMMANDS {
+            let error = Args::parse_from_argv(["pi", command, "npm:x"]).unwrap_err();
+            assert!(!error.help);
+            assert!(
+                error.message.starts_with(&format!("pi: `pi {command}` ")),
+                "{}",
+                error.message
+            );
+        }
+        // Elsewhere on the line the word is a message.
+        assert_eq!(parse(&["-p", "list"]).messages, ["list"]);
+    }
+
+    #[test]
     fn help_is_not_an_error() {
         let help = Args::parse_from_argv(["pi", "--help"]).unwrap_err();
         assert!(help.help);
         assert!(help.message.contains("--list-models"));
         assert!(help.message.contains("PI_CODING_AGENT_DIR"));
+        for needle in [
+            "--fork <path|id>",
+            "--models <patterns>",
+            "-nt: Disable all tools",
+            "-nbt: ",
+            "-nc: ",
+            "-ne: ",
+            "-ns: ",
+            "-np: ",
+            "--verbose",
+            "--offline",
+            "(can be used multiple times)",
+            "PI_CODING_AGENT_SESSION_DIR",
+        ] {
+            assert!(help.message.contains(needle), "{needle}");
+        }
     }
 }

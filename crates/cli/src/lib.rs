@@ -7,10 +7,12 @@ mod input;
 pub mod logging;
 mod model;
 pub mod modes;
+mod sessions;
 
 pub use args::{Args, ArgsError, Mode};
 pub use input::{InputError, Prompts, build_prompts};
 pub use model::{list_models, no_model_help};
+pub use sessions::{SESSION_DIR_ENV, session_root};
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -19,11 +21,13 @@ use std::sync::{Arc, Mutex};
 
 use pi_ai::ModelRegistry;
 use pi_coding_agent::AgentSession;
-use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file};
+use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
 use pi_coding_agent::{App, WarnFn};
-use pi_coding_agent::{ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model};
-use pi_session_store::{LoadWarning, SessionManager, SessionRoot, StoreError};
+use pi_coding_agent::{
+    ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
+};
+use pi_session_store::{SessionManager, StoreError};
 
 use crate::modes::print::Output;
 
@@ -147,6 +151,9 @@ pub enum CliError {
     /// The session file could not be opened, found or created.
     #[error("pi: {0}")]
     Store(#[from] StoreError),
+    /// `--fork` together with a flag that picks another session.
+    #[error("pi: --fork cannot be combined with {0}")]
+    ForkConflict(String),
     /// `--resume` without a terminal to pick on.
     #[error("pi: --resume needs a terminal to pick from; use --session <id> or -c")]
     ResumeNeedsTerminal,
@@ -176,6 +183,9 @@ pub struct Prepared {
     pub tui_requests: Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::UiRequest>>,
     /// Warnings for the interactive mode to show (a failed session write).
     pub tui_warnings: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
+    /// Whether the interactive mode shows its start-up header (`quietStartup` hides it unless
+    /// `--verbose`).
+    pub show_header: bool,
 }
 
 /// What a program embedding `pi` adds to it or changes.
@@ -260,6 +270,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         rpc_ui,
         tui_requests,
         tui_warnings,
+        show_header,
     } = prepared;
     let session = app.session().clone();
     match args.mode() {
@@ -289,10 +300,14 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
             crate::modes::print::run_text(&session, prompts.messages, io.stdout.clone(), io.stderr.clone()).await
         }
         Mode::Text if uses_tui(args, io) => {
-            let header = vec![
-                format!("pi {VERSION} · {} · {}", choice, session.cwd().display()),
-                "Enter sends · Esc aborts · /help lists commands and keys".to_owned(),
-            ];
+            let header = if show_header {
+                vec![
+                    format!("pi {VERSION} · {} · {}", choice, session.cwd().display()),
+                    "Enter sends · Esc aborts · /help lists commands and keys".to_owned(),
+                ]
+            } else {
+                Vec::new()
+            };
             let options = crate::modes::interactive::InteractiveOptions {
                 header,
                 initial: prompts.messages,
@@ -430,10 +445,38 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         say(&io.stdout, &list_models(&registry, search));
         return Ok(None);
     }
+    sessions::fork_conflicts(args)?;
+    // Scoped models (`--models`, else `enabledModels`): what model cycling goes through, and the
+    // model a run without `--model` starts with.
+    let scope = match args.models.as_ref().or(settings.enabled_models.as_ref()) {
+        Some(patterns) if !patterns.is_empty() => {
+            let (scope, warnings) = resolve_model_scope(patterns, &registry);
+            for warning in warnings {
+                say(&io.stderr, &format!("pi: warning: {warning}"));
+            }
+            scope
+        }
+        _ => Vec::new(),
+    };
+    let scoped_start = if args.model.is_none() {
+        initial_scoped_model(
+            &scope,
+            settings.default_provider.as_deref(),
+            settings.default_model.as_deref(),
+        )
+    } else {
+        None
+    };
+    let scoped_pattern = scoped_start.map(|s| format!("{}/{}", s.model.provider, s.model.id));
+    let scoped_thinking = scoped_start.and_then(|s| s.thinking).map(thinking_level_name);
     let request = ModelRequest {
-        provider: args.provider.as_deref(),
-        model: args.model.as_deref(),
-        thinking: args.thinking.as_deref(),
+        provider: if scoped_pattern.is_some() {
+            None
+        } else {
+            args.provider.as_deref()
+        },
+        model: args.model.as_deref().or(scoped_pattern.as_deref()),
+        thinking: args.thinking.as_deref().or(scoped_thinking),
     };
     let choice = choose_model(&request, &settings, &registry)?.ok_or(CliError::NoModel)?;
     let prompts = {
@@ -464,15 +507,14 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         &warn,
     )
     .await?;
-    let root = match &args.session_dir {
-        Some(dir) => SessionRoot::Flat(cwd.join(dir)),
-        None => SessionRoot::PerCwd(paths.sessions_dir()),
-    };
-    let (store, restored) = open_store(args, &cwd, &root, io).await?;
+    let env_session_dir = std::env::var(SESSION_DIR_ENV).ok();
+    let root = session_root(args, env_session_dir.as_deref(), &settings, &cwd, &paths);
+    let store = sessions::open_store(args, &cwd, &root, io).await?;
     let app = App::new(session, store, registry, (!args.no_session).then_some(root), warn);
-    if restored {
-        app.restore(args.model.is_some() || args.provider.is_some(), args.thinking.is_some());
-    }
+    app.set_scoped_models(scope);
+    // A session with history gets its model and thinking level back (unless the command line
+    // names them); a new one records the ones it starts with.
+    app.start(args.model.is_some() || args.provider.is_some(), args.thinking.is_some());
     Ok(Some(Prepared {
         app,
         choice,
@@ -480,116 +522,14 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         rpc_ui,
         tui_requests,
         tui_warnings,
+        show_header: shows_header(args, &settings),
     }))
 }
 
-/// The session file the flags ask for, and whether it has history to restore.
-async fn open_store(args: &Args, cwd: &Path, root: &SessionRoot, io: &Io) -> Result<(SessionManager, bool), CliError> {
-    if args.no_session {
-        return Ok((SessionManager::in_memory(cwd), false));
-    }
-    let opened = |(store, warnings): (SessionManager, Vec<LoadWarning>)| {
-        for warning in warnings {
-            say(&io.stderr, &format!("pi: warning: {warning}"));
-        }
-        (store, true)
-    };
-    let (args_session, cwd_owned, root_owned) = (args.session.clone(), cwd.to_path_buf(), root.clone());
-    if let Some(wanted) = args_session {
-        // A path (not an id prefix) is resolved here, `~` and `@` included, as the tools resolve theirs.
-        let is_path = pi_session_store::looks_like_path(&wanted);
-        let wanted = if is_path {
-            pi_tools::path::resolve_path(cwd, &wanted)
-        } else {
-            PathBuf::from(wanted)
-        };
-        let query = wanted.to_string_lossy().into_owned();
-        let found = tokio::task::spawn_blocking(move || {
-            match SessionManager::find(root_owned, &cwd_owned, &query) {
-                Ok(path) => SessionManager::open(path).map(Some),
-                // A path that does not exist yet names the file of a new session.
-                Err(_) if is_path => Ok(None),
-                Err(error) => Err(error),
-            }
-        })
-        .await??;
-        return Ok(match found {
-            Some(loaded) => opened(loaded),
-            None => (SessionManager::create_at(cwd, wanted), false),
-        });
-    }
-    if args.continue_session {
-        let recent =
-            tokio::task::spawn_blocking(move || SessionManager::continue_recent(&cwd_owned, root_owned)).await??;
-        match recent.session {
-            Some(session) => return Ok(opened((session, recent.warnings))),
-            None => {
-                for warning in recent.warnings {
-                    say(&io.stderr, &format!("pi: warning: {warning}"));
-                }
-            }
-        }
-    }
-    if args.resume
-        && let Some(path) = pick_session(cwd, root, io).await?
-    {
-        let loaded = tokio::task::spawn_blocking(move || SessionManager::open(path)).await??;
-        return Ok(opened(loaded));
-    }
-    let (cwd_owned, root_owned) = (cwd.to_path_buf(), root.clone());
-    let created = tokio::task::spawn_blocking(move || SessionManager::create(cwd_owned, root_owned)).await??;
-    Ok((created, false))
-}
-
-/// `-r`: lists this directory's sessions and reads the number of one from the terminal.
-async fn pick_session(cwd: &Path, root: &SessionRoot, io: &Io) -> Result<Option<PathBuf>, CliError> {
-    if !io.interactive {
-        return Err(CliError::ResumeNeedsTerminal);
-    }
-    let (cwd_owned, root_owned) = (cwd.to_path_buf(), root.clone());
-    let sessions = tokio::task::spawn_blocking(move || SessionManager::list(cwd_owned, root_owned)).await??;
-    if sessions.is_empty() {
-        say(&io.stderr, "pi: no sessions in this directory yet; starting a new one");
-        return Ok(None);
-    }
-    let mut menu = String::from("Sessions of this directory, newest first:\n");
-    for (index, info) in sessions.iter().enumerate().take(30) {
-        let title = info
-            .name
-            .clone()
-            .or_else(|| info.first_message.clone())
-            .unwrap_or_default()
-            .replace('\n', " ");
-        let title: String = title.chars().take(70).collect();
-        menu.push_str(&format!(
-            "{:>3}) {title} ({} messages)\n",
-            index + 1,
-            info.message_count
-        ));
-    }
-    menu.push_str("Number (empty for a new session): ");
-    {
-        let mut out = io.stderr.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = out.write_all(menu.as_bytes());
-        let _ = out.flush();
-    }
-    let line = tokio::task::spawn_blocking(|| {
-        let mut line = String::new();
-        std::io::stdin().read_line(&mut line).map(|_| line)
-    })
-    .await??;
-    let choice = line.trim();
-    if choice.is_empty() {
-        return Ok(None);
-    }
-    match choice
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| sessions.get(n.wrapping_sub(1)))
-    {
-        Some(info) => Ok(Some(info.path.clone())),
-        None => Err(CliError::NoSuchSession(choice.to_owned())),
-    }
+/// Whether the interactive mode shows its start-up header: not with `quietStartup`, unless
+/// `--verbose` (pi's rule).
+fn shows_header(args: &Args, settings: &Settings) -> bool {
+    args.verbose || settings.quiet_startup != Some(true)
 }
 
 fn load_config(paths: &AgentPaths, cwd: &Path) -> Result<(Settings, ModelRegistry), CliError> {
@@ -642,7 +582,7 @@ async fn build_session(
         .api_key(args.api_key.clone())
         .tools(tool_selection(args))
         .system_prompt(args.system_prompt.clone())
-        .append_system_prompt(args.append_system_prompt.clone())
+        .append_system_prompts(args.append_system_prompt.clone())
         .context_files(!args.no_context_files);
     for path in &args.tool {
         builder = builder.tool_path(path);
@@ -671,4 +611,21 @@ async fn build_session(
         warn(format!("pi: custom tool {error}"));
     }
     Ok((built.session, rpc_ui, tui_requests))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(argv: &[&str]) -> Args {
+        Args::parse_from_argv(std::iter::once("pi").chain(argv.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn quiet_startup_hides_the_header_unless_verbose() {
+        let quiet = Settings::from_json(r#"{"quietStartup": true}"#, "s.json").unwrap();
+        assert!(shows_header(&args(&[]), &Settings::default()));
+        assert!(!shows_header(&args(&[]), &quiet));
+        assert!(shows_header(&args(&["--verbose"]), &quiet));
+    }
 }

@@ -12,4 +12,5 @@ mod faults;
 mod interactive_loop;
 mod interactive_screens;
 mod rpc;
+mod session_flags;
 mod tmux;

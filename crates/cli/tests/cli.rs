@@ -220,9 +220,11 @@ async fn sessions_are_written_and_continued() {
     let lines = session_files::read(&files[0]);
     assert_eq!(lines[0]["type"], "session");
     assert_eq!(lines[0]["version"], 3);
-    assert_eq!(lines[1]["message"]["role"], "user");
-    assert_eq!(lines[2]["message"]["role"], "assistant");
-    assert_eq!(lines[2]["parentId"], lines[1]["id"]);
+    assert_eq!(lines[1]["type"], "model_change");
+    assert_eq!(lines[2]["type"], "thinking_level_change");
+    assert_eq!(lines[3]["message"]["role"], "user");
+    assert_eq!(lines[4]["message"]["role"], "assistant");
+    assert_eq!(lines[4]["parentId"], lines[3]["id"]);
 
     let output = sandbox.run(&["-p", "-c", "Second question"]).await;
     assert!(output.status.success(), "{}", text(&output.stderr));

@@ -162,8 +162,12 @@ async fn a_conversation_with_tools_state_and_session_commands() {
         rpc.response("n");
         rpc.send(json!({"type": "get_tree", "id": "t"}));
         let tree = rpc.response("t");
-        assert_eq!(tree["data"]["nodes"][0]["role"], "user");
-        assert_eq!(tree["data"]["roots"][0], tree["data"]["nodes"][0]["id"]);
+        // A new session starts with its model and thinking level, as in pi 0.73.
+        let nodes = tree["data"]["nodes"].as_array().unwrap();
+        assert_eq!(nodes[0]["type"], "model_change", "{nodes:?}");
+        assert_eq!(nodes[1]["type"], "thinking_level_change", "{nodes:?}");
+        assert_eq!(nodes[2]["role"], "user", "{nodes:?}");
+        assert_eq!(tree["data"]["roots"][0], nodes[0]["id"]);
 
         rpc.send(json!({"type": "get_fork_messages", "id": "fm"}));
         let forkable = rpc.response("fm");

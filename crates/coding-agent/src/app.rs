@@ -54,6 +54,8 @@ struct Inner {
     warn: WarnFn,
     /// Messages added while a run streamed ([`App::add_message`]), for the next prompt.
     deferred: Mutex<Vec<AgentMessage>>,
+    /// The models cycling goes through (`--models`, `enabledModels`); empty: every available one.
+    scoped_models: Mutex<Vec<crate::ScopedModel>>,
 }
 
 /// A running session and its file. Clones share it.
@@ -141,6 +143,7 @@ impl App {
             root,
             warn,
             deferred: Mutex::new(Vec::new()),
+            scoped_models: Mutex::new(Vec::new()),
         });
         let weak = Arc::downgrade(&inner);
         inner.session.set_session_view(Some(Arc::new(AppView(weak.clone()))));
@@ -158,6 +161,16 @@ impl App {
     /// The session.
     pub fn session(&self) -> &AgentSession {
         &self.inner.session
+    }
+
+    /// Sets the models cycling goes through (`--models`, the `enabledModels` setting).
+    pub fn set_scoped_models(&self, scope: Vec<crate::ScopedModel>) {
+        *pi_agent_core::lock(&self.inner.scoped_models) = scope;
+    }
+
+    /// The models cycling goes through; empty when every available model is in the cycle.
+    pub fn scoped_models(&self) -> Vec<crate::ScopedModel> {
+        pi_agent_core::lock(&self.inner.scoped_models).clone()
     }
 
     /// The model registry.
@@ -199,6 +212,42 @@ impl App {
         if !agent.model().reasoning {
             agent.set_thinking_level(ThinkingLevel::Off);
         }
+    }
+
+    /// Starts recording a session just opened or created, as pi 0.73 does: a session with messages
+    /// gets its context back ([`restore`](Self::restore)) and, when its branch holds no
+    /// `thinking_level_change`, one recording the level in force; a session without messages
+    /// records the model it starts with (`model_change`), then its thinking level
+    /// (`thinking_level_change`), so that `-c` brings both back. Like every entry before the first
+    /// answer, they reach the file with it.
+    pub fn start(&self, keep_model: bool, keep_thinking: bool) {
+        let (has_messages, has_thinking) = self.with_store(|store| {
+            let has_thinking = store
+                .path_to_leaf()
+                .iter()
+                .any(|entry| matches!(entry.kind, EntryKind::ThinkingLevelChange { .. }));
+            (!store.build_context().messages.is_empty(), has_thinking)
+        });
+        if has_messages {
+            self.restore(keep_model, keep_thinking);
+            if !has_thinking {
+                self.record_thinking_level();
+            }
+        } else {
+            self.record_model_and_thinking_level();
+        }
+    }
+
+    /// Records the model and thinking level in force (the first entries of a new session).
+    fn record_model_and_thinking_level(&self) {
+        let model = self.inner.session.agent().model();
+        self.write(|store| store.append_model_change(&model.provider, &model.id));
+        self.record_thinking_level();
+    }
+
+    fn record_thinking_level(&self) {
+        let level = self.inner.session.agent().thinking_level();
+        self.write(|store| store.append_thinking_level_change(thinking_level_name(level)));
     }
 
     /// Switches the model and records the change.
@@ -260,11 +309,13 @@ impl App {
         self.with_store(|store| {
             store.new_session(parent_session);
         });
+        self.record_model_and_thinking_level();
         self.notify_tools(SessionReason::New, previous).await;
         Ok(())
     }
 
-    /// Opens another session file and loads it; pending previews are rejected (`Session
+    /// Opens another session file and loads it as [`start`](Self::start) does (a file whose branch
+    /// has no `thinking_level_change` gets one, as in pi); pending previews are rejected (`Session
     /// switched.`), custom tools get `switch`. Fails while a run is active.
     pub async fn switch_session(&self, path: &Path) -> Result<Vec<LoadWarning>, AppError> {
         let (store, warnings) = SessionManager::open(path)?;
@@ -272,7 +323,7 @@ impl App {
         self.drop_pending("Session switched.").await;
         let previous = self.session_file();
         *lock(&self.inner.store) = store;
-        self.restore(false, false);
+        self.start(false, false);
         self.notify_tools(SessionReason::Switch, previous).await;
         Ok(warnings)
     }

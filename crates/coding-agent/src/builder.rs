@@ -125,7 +125,7 @@ pub struct SessionBuilder {
     factories: Vec<NamedFactory>,
     ui: Option<Arc<dyn ToolUi>>,
     system_prompt: Option<String>,
-    append_system_prompt: Option<String>,
+    append_system_prompt: Vec<String>,
     context_files: bool,
 }
 
@@ -158,7 +158,7 @@ impl SessionBuilder {
             factories: Vec::new(),
             ui: None,
             system_prompt: None,
-            append_system_prompt: None,
+            append_system_prompt: Vec::new(),
             context_files: true,
         }
     }
@@ -260,7 +260,15 @@ impl SessionBuilder {
     /// Appends to the system prompt (pi's `--append-system-prompt`: text, or a file to read).
     #[must_use]
     pub fn append_system_prompt(mut self, text_or_file: Option<String>) -> Self {
-        self.append_system_prompt = text_or_file;
+        self.append_system_prompt = text_or_file.into_iter().collect();
+        self
+    }
+
+    /// Appends several texts (or files) to the system prompt, separated by a blank line (pi's
+    /// repeated `--append-system-prompt`).
+    #[must_use]
+    pub fn append_system_prompts(mut self, texts_or_files: Vec<String>) -> Self {
+        self.append_system_prompt = texts_or_files;
         self
     }
 
@@ -381,7 +389,13 @@ impl SessionBuilder {
             build_system_prompt(&PromptParts {
                 tools: tools.iter().map(|(n, d)| (n.as_str(), d.as_str())).collect(),
                 custom: custom.map(|c| text_or_file(&c, &cwd)),
-                append: append.map(|a| text_or_file(&a, &cwd)),
+                append: (!append.is_empty()).then(|| {
+                    append
+                        .iter()
+                        .map(|a| text_or_file(a, &cwd))
+                        .collect::<Vec<_>>()
+                        .join("\n\n")
+                }),
                 context_files,
                 now: now_text(),
                 cwd: cwd.display().to_string(),

@@ -50,6 +50,7 @@ pub mod config;
 pub mod custom_tools;
 mod messages;
 mod model_choice;
+mod model_scope;
 mod output_limit;
 pub mod resolve;
 mod session;
@@ -60,6 +61,7 @@ pub use app::{App, AppError, SessionStats, UserMessageEntry, WarnFn};
 pub use builder::{BuildError, BuiltSession, SessionBuilder, ToolSelection};
 pub use messages::{bash_execution_text, convert_to_llm};
 pub use model_choice::{DEFAULT_MODELS, ModelChoice, ModelError, ModelRequest, choose_model, split_thinking};
+pub use model_scope::{ScopedModel, initial_scoped_model, resolve_model_scope};
 pub use session::{
     AgentSession, DEFAULT_ACTIVE_TOOLS, RegisteredTool, SessionError, SessionEvent, SessionOptions, SessionSettings,
     SessionSubscription, ToolOrigin, ToolRegistry, supports_named_tool_choice,

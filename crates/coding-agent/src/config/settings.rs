@@ -43,6 +43,13 @@ pub struct Settings {
     pub provider_retry: super::ProviderRetry,
     /// `sandbox` (beyond pi): the sandbox of bash and custom-tool processes.
     pub sandbox: SandboxSettings,
+    /// `sessionDir`: where session files live (absolute, relative to the working directory, or
+    /// starting with `~`); `--session-dir` and `PI_CODING_AGENT_SESSION_DIR` come first.
+    pub session_dir: Option<String>,
+    /// `enabledModels`: the model patterns cycling goes through (as `--models` takes them).
+    pub enabled_models: Option<Vec<String>>,
+    /// `quietStartup`: no start-up header (`--verbose` shows it anyway).
+    pub quiet_startup: Option<bool>,
     /// The whole merged object, unknown keys included.
     pub raw: Map<String, Value>,
 }
@@ -88,6 +95,12 @@ impl Settings {
             mcp_servers: reader.mcp_servers()?,
             provider_retry: super::provider_retry::read(&raw, file)?,
             sandbox: reader.sandbox()?,
+            session_dir: reader.string("sessionDir")?,
+            enabled_models: match raw.get("enabledModels") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(reader.strings("enabledModels")?),
+            },
+            quiet_startup: reader.boolean("quietStartup")?,
             raw: raw.clone(),
         })
     }
@@ -162,6 +175,14 @@ impl Reader<'_> {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(text)) => Ok(Some(text.clone())),
             Some(_) => Err(self.error(key, "must be a string")),
+        }
+    }
+
+    fn boolean(&self, key: &str) -> Result<Option<bool>, SettingsError> {
+        match self.raw.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(value)) => Ok(Some(*value)),
+            Some(_) => Err(self.error(key, "must be a boolean")),
         }
     }
 
@@ -394,6 +415,26 @@ mod tests {
         assert_eq!(
             error(r#"{"sandbox": {"writablePaths": [1]}}"#),
             "Invalid settings in s.json: \"sandbox.writablePaths\" must be a list of strings"
+        );
+    }
+
+    #[test]
+    fn session_dir_enabled_models_and_quiet_startup() {
+        let settings = Settings::from_json(
+            r#"{"sessionDir": "~/s", "enabledModels": ["claude-*", "gpt-4o:high"], "quietStartup": true}"#,
+            "s.json",
+        )
+        .unwrap();
+        assert_eq!(settings.session_dir.as_deref(), Some("~/s"));
+        assert_eq!(
+            settings.enabled_models.as_deref(),
+            Some(&["claude-*".to_owned(), "gpt-4o:high".to_owned()][..])
+        );
+        assert_eq!(settings.quiet_startup, Some(true));
+        let error = Settings::from_json(r#"{"quietStartup": "yes"}"#, "s.json").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Invalid settings in s.json: \"quietStartup\" must be a boolean"
         );
     }
 }

@@ -263,26 +263,42 @@ fn set_model(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
 }
 
 fn cycle_model(rpc: &Rpc) -> Value {
-    let models = available_models(rpc);
-    let current = rpc.app.session().agent().model();
-    let position = models
-        .iter()
-        .position(|m| m.provider == current.provider && m.id == current.id);
-    let next = match position {
-        Some(index) => models.get((index + 1) % models.len()),
-        None => models.first(),
+    // With a scope (`--models`, `enabledModels`) the cycle goes through its callable models, each
+    // with the thinking level its pattern fixed (else the session's); otherwise through every
+    // available model.
+    let registry = rpc.app.registry();
+    let scope: Vec<(Model, Option<ThinkingLevel>)> = rpc
+        .app
+        .scoped_models()
+        .into_iter()
+        .filter(|s| registry.is_available(&s.model))
+        .map(|s| (s.model, s.thinking))
+        .collect();
+    let is_scoped = !scope.is_empty();
+    let models = if is_scoped {
+        scope
+    } else {
+        available_models(rpc).into_iter().map(|m| (m, None)).collect()
     };
-    match next.filter(|m| !(m.provider == current.provider && m.id == current.id)) {
-        Some(model) => {
-            rpc.app.set_model(model.clone());
-            json!({
-                "model": model_json(model),
-                "thinkingLevel": thinking_level_name(rpc.app.session().agent().thinking_level()),
-                "isScoped": false,
-            })
-        }
-        None => Value::Null,
+    if models.len() <= 1 {
+        return Value::Null;
     }
+    let current = rpc.app.session().agent().model();
+    let index = models
+        .iter()
+        .position(|(m, _)| m.provider == current.provider && m.id == current.id)
+        .unwrap_or(0);
+    let (model, thinking) = &models[(index + 1) % models.len()];
+    let wanted = thinking.unwrap_or_else(|| rpc.app.session().agent().thinking_level());
+    rpc.app.set_model(model.clone());
+    if wanted != rpc.app.session().agent().thinking_level() {
+        rpc.app.set_thinking_level(wanted);
+    }
+    json!({
+        "model": model_json(model),
+        "thinkingLevel": thinking_level_name(rpc.app.session().agent().thinking_level()),
+        "isScoped": is_scoped,
+    })
 }
 
 fn available_levels(rpc: &Rpc) -> Vec<ThinkingLevel> {
