@@ -11,5 +11,6 @@ mod examples;
 mod faults;
 mod interactive_loop;
 mod interactive_screens;
+mod pi_073;
 mod rpc;
 mod tmux;

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 /// A guard against a hung child, not a timing assertion.
 const PATIENCE: Duration = Duration::from_secs(20);
 
-struct Rpc {
+pub(crate) struct Rpc {
     _sandbox: Sandbox,
     child: Child,
     stdin: Option<ChildStdin>,
@@ -29,8 +29,13 @@ impl Rpc {
     fn start(server: &MockServer) -> Rpc {
         let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
         sandbox.use_server(server);
+        Rpc::start_in(sandbox, &["--mode", "rpc"])
+    }
+
+    /// `pi <args>` (which should hold `--mode rpc`) in `sandbox`.
+    pub(crate) fn start_in(sandbox: Sandbox, args: &[&str]) -> Rpc {
         let mut child = sandbox
-            .command(&["--mode", "rpc"])
+            .command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -57,7 +62,13 @@ impl Rpc {
         }
     }
 
-    fn send(&mut self, command: Value) {
+    /// [`Rpc::send`], and notes the command among the lines seen as `{"sent": command}`.
+    pub(crate) fn send_noted(&mut self, command: Value) {
+        self.seen.push(json!({"sent": command}));
+        self.send(command);
+    }
+
+    pub(crate) fn send(&mut self, command: Value) {
         let stdin = self.stdin.as_mut().unwrap();
         writeln!(stdin, "{command}").unwrap();
         stdin.flush().unwrap();
@@ -70,7 +81,7 @@ impl Rpc {
     }
 
     /// Reads lines until one matches; returns it.
-    fn until(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn until(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
         loop {
             let line = self.lines.recv_timeout(PATIENCE).unwrap_or_else(|_| {
                 let kinds: Vec<String> = self.seen.iter().map(|v| format!("{} {}", v["type"], v["id"])).collect();
@@ -83,15 +94,15 @@ impl Rpc {
         }
     }
 
-    fn response(&mut self, id: &str) -> Value {
+    pub(crate) fn response(&mut self, id: &str) -> Value {
         self.until(&format!("response {id}"), |v| v["type"] == "response" && v["id"] == id)
     }
 
-    fn event(&mut self, kind: &str) -> Value {
+    pub(crate) fn event(&mut self, kind: &str) -> Value {
         self.until(kind, |v| v["type"] == kind)
     }
 
-    fn close(mut self) -> Vec<Value> {
+    pub(crate) fn close(mut self) -> Vec<Value> {
         drop(self.stdin.take());
         while let Ok(line) = self.lines.recv_timeout(PATIENCE) {
             self.seen.push(line);
