@@ -206,6 +206,9 @@ async fn steering_while_streaming_and_abort() {
     .await;
     let mut rpc = Rpc::start(&server);
     let seen = on_blocking(move || {
+        // Both steered messages below go in one turn.
+        rpc.send(json!({"type": "set_steering_mode", "id": "m", "mode": "all"}));
+        rpc.response("m");
         rpc.send(json!({"type": "prompt", "id": "p1", "message": "Talk"}));
         rpc.response("p1");
         rpc.event("message_update");
@@ -216,6 +219,11 @@ async fn steering_while_streaming_and_abort() {
         assert!(refused["error"].as_str().unwrap().contains("streamingBehavior"));
         rpc.send(json!({"type": "prompt", "id": "p3", "message": "Be brief", "streamingBehavior": "steer"}));
         assert_eq!(rpc.response("p3")["success"], true);
+        rpc.send(json!({"type": "steer", "id": "p3b", "message": "And polite"}));
+        rpc.response("p3b");
+        // The slow answer is still streaming: both steered messages wait, and pi counts them.
+        rpc.send(json!({"type": "get_state", "id": "s"}));
+        assert_eq!(rpc.response("s")["data"]["pendingMessageCount"], 2);
         rpc.event("agent_end");
 
         // Right after `agent_end` a new prompt is accepted.
@@ -234,15 +242,17 @@ async fn steering_while_streaming_and_abort() {
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let steered = requests[1].json();
-    let last_user = steered["messages"]
+    let users: Vec<String> = steered["messages"]
         .as_array()
         .unwrap()
         .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .unwrap()
-        .clone();
-    assert!(last_user["content"].to_string().contains("Be brief"), "{last_user}");
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect();
+    let [.., brief, polite] = users.as_slice() else {
+        panic!("{users:?}")
+    };
+    assert!(brief.contains("Be brief") && polite.contains("And polite"), "{users:?}");
     assert!(seen.iter().any(|v| v["type"] == "message_end"));
 }
 
