@@ -272,6 +272,28 @@ async fn bash_during_a_run_reaches_the_model_after_the_run_not_inside_it() {
         rpc.send(json!({"type": "prompt", "id": "p2", "message": "And now?"}));
         rpc.response("p2");
         rpc.event("agent_end");
+        // The recorded message has pi's keys, in pi's order.
+        rpc.send(json!({"type": "get_messages", "id": "m"}));
+        let messages = rpc.response("m")["data"]["messages"].clone();
+        let bash = messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "bashExecution")
+            .unwrap();
+        let keys: Vec<&str> = bash.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "role",
+                "command",
+                "output",
+                "exitCode",
+                "cancelled",
+                "truncated",
+                "timestamp"
+            ]
+        );
         rpc.close()
     })
     .await;

@@ -379,8 +379,10 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
             if let Some(path) = &run.full_output_path {
                 data["fullOutputPath"] = path.display().to_string().into();
             }
-            let mut fields = data.as_object().cloned().unwrap_or_default();
+            // pi's key order: command, the result's fields, timestamp.
+            let mut fields = Map::new();
             fields.insert("command".into(), text.clone().into());
+            fields.extend(data.as_object().cloned().unwrap_or_default());
             fields.insert("timestamp".into(), now_ms().into());
             rpc.app.add_message(AgentMessage::Custom(pi_agent_core::CustomMessage {
                 role: "bashExecution".into(),
