@@ -273,18 +273,18 @@ pub struct AssistantMessage {
     pub provider: String,
     /// Model id.
     pub model: String,
-    /// Provider response id, when it sends one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response_id: Option<String>,
     /// Tokens and cost.
     pub usage: Usage,
     /// Why the model stopped.
     pub stop_reason: StopReason,
+    /// Creation time, milliseconds since the epoch.
+    pub timestamp: i64,
+    /// Provider response id, when it sends one (written after `timestamp`, where pi has it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
     /// Why the request failed, for `error` and `aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
-    /// Creation time, milliseconds since the epoch.
-    pub timestamp: i64,
 }
 
 impl AssistantMessage {

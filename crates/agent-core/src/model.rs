@@ -264,7 +264,8 @@ pub enum AssistantMessageEvent {
     ToolCallEnd {
         /// Index of the block in `content`.
         content_index: usize,
-        /// The complete call.
+        /// The complete call, written as a content block (`{"type":"toolCall",…}`) as pi does.
+        #[serde(serialize_with = "tool_call_block")]
         tool_call: ToolCall,
         /// The message so far.
         partial: Arc<AssistantMessage>,
@@ -283,6 +284,18 @@ pub enum AssistantMessageEvent {
         /// The final message, with `errorMessage`.
         error: AssistantMessage,
     },
+}
+
+/// A tool call with its `"type":"toolCall"` tag, as `toolcall_end` carries it.
+fn tool_call_block<S: serde::Serializer>(call: &ToolCall, serializer: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Tagged<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        #[serde(flatten)]
+        call: &'a ToolCall,
+    }
+    Tagged { kind: "toolCall", call }.serialize(serializer)
 }
 
 impl AssistantMessageEvent {
@@ -396,4 +409,27 @@ pub fn default_stream_fn() -> Option<Arc<dyn StreamFn>> {
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    #[test]
+    fn toolcall_end_writes_its_call_as_a_content_block() {
+        let event = AssistantMessageEvent::ToolCallEnd {
+            content_index: 1,
+            tool_call: ToolCall::new("call_1", "read", serde_json::json!({"path": "a.txt"})),
+            partial: Arc::default(),
+        };
+        let value = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            value["toolCall"].to_string(),
+            r#"{"type":"toolCall","id":"call_1","name":"read","arguments":{"path":"a.txt"}}"#
+        );
+        // Read back, tag and all.
+        let back: AssistantMessageEvent = serde_json::from_value(value).unwrap();
+        assert_eq!(back, event);
+    }
 }

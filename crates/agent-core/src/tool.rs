@@ -77,8 +77,9 @@ crate::names::impl_serde_names!(ToolExecutionMode, "tool execution mode", [Paral
 pub struct ToolResult {
     /// Text and image blocks sent to the model.
     pub content: Vec<ContentBlock>,
-    /// Structured data for UIs, logs and state reconstruction; not sent to the model.
-    #[serde(default)]
+    /// Structured data for UIs, logs and state reconstruction; not sent to the model. Left out
+    /// of the JSON when null, as pi leaves out an undefined `details`.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub details: Value,
     /// Usage of a nested model call made by the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -549,6 +550,26 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
+
+    #[test]
+    fn a_result_without_details_leaves_the_field_out() {
+        let result = ToolResult {
+            content: vec![ContentBlock::text("hello\n")],
+            ..ToolResult::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&result).unwrap(),
+            r#"{"content":[{"type":"text","text":"hello\n"}]}"#
+        );
+        let with = ToolResult {
+            details: serde_json::json!({}),
+            ..result
+        };
+        assert_eq!(
+            serde_json::to_string(&with).unwrap(),
+            r#"{"content":[{"type":"text","text":"hello\n"}],"details":{}}"#
+        );
+    }
 
     #[derive(Deserialize)]
     struct Args {

@@ -313,7 +313,12 @@ impl<P: WireProtocol> Driver<P> {
                 continue;
             }
             if self.cancel.is_cancelled() {
-                self.finish(Err((HttpError::Aborted.to_string(), true)));
+                let error = if self.body.is_some() {
+                    HttpError::Aborted
+                } else {
+                    HttpError::AbortedBeforeResponse
+                };
+                self.finish(Err((error.to_string(), true)));
                 continue;
             }
             let Some(body) = self.body.as_mut() else {
@@ -326,7 +331,7 @@ impl<P: WireProtocol> Driver<P> {
                 match self.client.post_stream(&request, &self.cancel).await {
                     Ok(body) => self.body = Some(Box::pin(body)),
                     Err(error) => {
-                        let aborted = error == HttpError::Aborted;
+                        let aborted = matches!(error, HttpError::Aborted | HttpError::AbortedBeforeResponse);
                         self.finish(Err((error.to_string(), aborted)));
                     }
                 }
@@ -346,7 +351,7 @@ impl<P: WireProtocol> Driver<P> {
                     self.sse.extend(events);
                 }
                 Some(Err(error)) => {
-                    let aborted = error == HttpError::Aborted;
+                    let aborted = matches!(error, HttpError::Aborted | HttpError::AbortedBeforeResponse);
                     self.finish(Err((error.to_string(), aborted)));
                 }
                 None => {

@@ -53,9 +53,12 @@ impl Default for HttpOptions {
 /// Why a request failed; [`std::fmt::Display`] is the text shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HttpError {
-    /// The run was aborted.
+    /// The run was aborted while the response streamed (pi's providers' own text, no period).
     #[error("Request was aborted")]
     Aborted,
+    /// The run was aborted before the response came (pi's SDKs' text, with the period).
+    #[error("Request was aborted.")]
+    AbortedBeforeResponse,
     /// The server answered with an error status.
     #[error("{status} status code: {body}")]
     Status {
@@ -214,7 +217,7 @@ impl HttpClient {
             tracing::debug!(attempt, "sending request");
             let wait = self.options.idle_timeout.min(remaining);
             let sent = tokio::select! {
-                _ = cancel.cancelled() => return Err(HttpError::Aborted),
+                _ = cancel.cancelled() => return Err(HttpError::AbortedBeforeResponse),
                 sent = tokio::time::timeout(wait, builder.send()) => sent,
             };
             let (failure, asked) = match sent {
@@ -260,7 +263,7 @@ impl HttpClient {
             }
             tracing::info!(retry = attempt + 1, ?delay, "retrying");
             tokio::select! {
-                _ = cancel.cancelled() => return Err(HttpError::Aborted),
+                _ = cancel.cancelled() => return Err(HttpError::AbortedBeforeResponse),
                 _ = tokio::time::sleep(delay) => {}
             }
             attempt += 1;

@@ -851,3 +851,42 @@ async fn two_turn_tool_conversation_through_the_agent_loop() {
     assert_eq!(requests.len(), 2);
     insta::assert_snapshot!("loop_second_request", pretty(&requests[1].json()));
 }
+
+/// Aborted before the server answered: pi's SDK text, with its period (mid-stream it has none).
+#[tokio::test]
+async fn abort_before_the_response_has_the_sdk_text() {
+    // A server that reads the request and never answers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let server = MockServer::start(Vec::new()).await;
+    let mut model = model(&server);
+    model.base_url = format!("http://{address}/v1");
+    let cancel = CancellationToken::new();
+    let options = StreamOptions {
+        cancel: cancel.clone(),
+        ..options()
+    };
+    let messages = [user("x")];
+    let context = LlmContext {
+        system_prompt: "",
+        messages: &messages,
+        tools: &[],
+    };
+    let canceller = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        canceller.cancel();
+    });
+    let stream = pi_ai::openai_completions::stream(&client(), &model, &context, &options);
+    let events: Vec<AssistantMessageEvent> = stream.collect().await;
+    let message = final_message(&events);
+    assert_eq!(message.stop_reason, StopReason::Aborted);
+    assert_eq!(message.error_message.as_deref(), Some("Request was aborted."));
+    silent.abort();
+}

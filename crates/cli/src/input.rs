@@ -75,13 +75,10 @@ pub fn build_prompts(args: &[String], stdin: Option<&str>, cwd: &Path) -> Result
         let mut parts = preamble;
         parts.extend(first_text);
         let text = parts.join("\n\n");
-        let content = if images.is_empty() {
-            UserContent::Text(text)
-        } else {
-            let mut blocks = vec![ContentBlock::text(text)];
-            blocks.extend(images);
-            UserContent::Blocks(blocks)
-        };
+        // One text block, then the images: pi's `[{type:"text",text}, …]`.
+        let mut blocks = vec![ContentBlock::text(text)];
+        blocks.extend(images);
+        let content = UserContent::Blocks(blocks);
         messages.push(AgentMessage::User(UserMessage {
             content,
             timestamp: now_ms(),

@@ -11,6 +11,7 @@ mod examples;
 mod faults;
 mod interactive_loop;
 mod interactive_screens;
+mod pi_073;
 mod rpc;
 mod session_flags;
 mod tmux;

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 /// A guard against a hung child, not a timing assertion.
 const PATIENCE: Duration = Duration::from_secs(20);
 
-struct Rpc {
+pub(crate) struct Rpc {
     _sandbox: Sandbox,
     child: Child,
     stdin: Option<ChildStdin>,
@@ -37,8 +37,13 @@ impl Rpc {
         setup(&sandbox);
         let mut args = vec!["--mode", "rpc"];
         args.extend_from_slice(flags);
+        Rpc::start_in(sandbox, &args)
+    }
+
+    /// `pi <args>` (which should hold `--mode rpc`) in `sandbox`.
+    pub(crate) fn start_in(sandbox: Sandbox, args: &[&str]) -> Rpc {
         let mut child = sandbox
-            .command(&args)
+            .command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -65,7 +70,13 @@ impl Rpc {
         }
     }
 
-    fn send(&mut self, command: Value) {
+    /// [`Rpc::send`], and notes the command among the lines seen as `{"sent": command}`.
+    pub(crate) fn send_noted(&mut self, command: Value) {
+        self.seen.push(json!({"sent": command}));
+        self.send(command);
+    }
+
+    pub(crate) fn send(&mut self, command: Value) {
         let stdin = self.stdin.as_mut().unwrap();
         writeln!(stdin, "{command}").unwrap();
         stdin.flush().unwrap();
@@ -78,7 +89,7 @@ impl Rpc {
     }
 
     /// Reads lines until one matches; returns it.
-    fn until(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn until(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
         loop {
             let line = self.lines.recv_timeout(PATIENCE).unwrap_or_else(|_| {
                 let kinds: Vec<String> = self.seen.iter().map(|v| format!("{} {}", v["type"], v["id"])).collect();
@@ -91,15 +102,15 @@ impl Rpc {
         }
     }
 
-    fn response(&mut self, id: &str) -> Value {
+    pub(crate) fn response(&mut self, id: &str) -> Value {
         self.until(&format!("response {id}"), |v| v["type"] == "response" && v["id"] == id)
     }
 
-    fn event(&mut self, kind: &str) -> Value {
+    pub(crate) fn event(&mut self, kind: &str) -> Value {
         self.until(kind, |v| v["type"] == kind)
     }
 
-    fn close(mut self) -> Vec<Value> {
+    pub(crate) fn close(mut self) -> Vec<Value> {
         drop(self.stdin.take());
         while let Ok(line) = self.lines.recv_timeout(PATIENCE) {
             self.seen.push(line);
@@ -207,6 +218,9 @@ async fn steering_while_streaming_and_abort() {
     .await;
     let mut rpc = Rpc::start(&server);
     let seen = on_blocking(move || {
+        // Both steered messages below go in one turn.
+        rpc.send(json!({"type": "set_steering_mode", "id": "m", "mode": "all"}));
+        rpc.response("m");
         rpc.send(json!({"type": "prompt", "id": "p1", "message": "Talk"}));
         rpc.response("p1");
         rpc.event("message_update");
@@ -217,6 +231,11 @@ async fn steering_while_streaming_and_abort() {
         assert!(refused["error"].as_str().unwrap().contains("streamingBehavior"));
         rpc.send(json!({"type": "prompt", "id": "p3", "message": "Be brief", "streamingBehavior": "steer"}));
         assert_eq!(rpc.response("p3")["success"], true);
+        rpc.send(json!({"type": "steer", "id": "p3b", "message": "And polite"}));
+        rpc.response("p3b");
+        // The slow answer is still streaming: both steered messages wait, and pi counts them.
+        rpc.send(json!({"type": "get_state", "id": "s"}));
+        assert_eq!(rpc.response("s")["data"]["pendingMessageCount"], 2);
         rpc.event("agent_end");
 
         // Right after `agent_end` a new prompt is accepted.
@@ -235,15 +254,17 @@ async fn steering_while_streaming_and_abort() {
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let steered = requests[1].json();
-    let last_user = steered["messages"]
+    let users: Vec<String> = steered["messages"]
         .as_array()
         .unwrap()
         .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .unwrap()
-        .clone();
-    assert!(last_user["content"].to_string().contains("Be brief"), "{last_user}");
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect();
+    let [.., brief, polite] = users.as_slice() else {
+        panic!("{users:?}")
+    };
+    assert!(brief.contains("Be brief") && polite.contains("And polite"), "{users:?}");
     assert!(seen.iter().any(|v| v["type"] == "message_end"));
 }
 
@@ -263,6 +284,28 @@ async fn bash_during_a_run_reaches_the_model_after_the_run_not_inside_it() {
         rpc.send(json!({"type": "prompt", "id": "p2", "message": "And now?"}));
         rpc.response("p2");
         rpc.event("agent_end");
+        // The recorded message has pi's keys, in pi's order.
+        rpc.send(json!({"type": "get_messages", "id": "m"}));
+        let messages = rpc.response("m")["data"]["messages"].clone();
+        let bash = messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "bashExecution")
+            .unwrap();
+        let keys: Vec<&str> = bash.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "role",
+                "command",
+                "output",
+                "exitCode",
+                "cancelled",
+                "truncated",
+                "timestamp"
+            ]
+        );
         rpc.close()
     })
     .await;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pi_agent_core::{
-    AgentError, AgentEvent, AgentMessage, ContentBlock, CustomMessage, Model, ThinkingLevel, UserContent,
+    AgentError, AgentEvent, AgentMessage, ContentBlock, CustomMessage, Model, StopReason, ThinkingLevel, UserContent,
 };
 use pi_ai::ModelRegistry;
 use serde_json::{Value, json};
@@ -250,19 +250,26 @@ impl App {
         self.write(|store| store.append_thinking_level_change(thinking_level_name(level)));
     }
 
-    /// Switches the model and records the change.
+    /// Switches the model and records the change; a thinking level the model cannot keep goes
+    /// to off (with `thinking_level_changed`).
     pub fn set_model(&self, model: Model) {
         let (provider, id) = (model.provider.clone(), model.id.clone());
         let agent = self.inner.session.agent();
-        if !model.reasoning {
+        let clamp = !model.reasoning && agent.thinking_level() != ThinkingLevel::Off;
+        if clamp {
             agent.set_thinking_level(ThinkingLevel::Off);
         }
         agent.set_model(model);
         self.write(|store| store.append_model_change(&provider, &id));
+        if clamp {
+            self.inner
+                .session
+                .emit(&SessionEvent::ThinkingLevelChanged(ThinkingLevel::Off));
+        }
     }
 
     /// Sets the thinking level (off for a model that cannot reason) and records it; returns the
-    /// level in force.
+    /// level in force. A change is announced with `thinking_level_changed`, as pi does.
     pub fn set_thinking_level(&self, level: ThinkingLevel) -> ThinkingLevel {
         let agent = self.inner.session.agent();
         let level = if agent.model().reasoning {
@@ -270,14 +277,20 @@ impl App {
         } else {
             ThinkingLevel::Off
         };
+        let changed = agent.thinking_level() != level;
         agent.set_thinking_level(level);
         self.write(|store| store.append_thinking_level_change(thinking_level_name(level)));
+        if changed {
+            self.inner.session.emit(&SessionEvent::ThinkingLevelChanged(level));
+        }
         level
     }
 
-    /// Names the session.
+    /// Names the session and announces it with `session_info_changed`.
     pub fn set_session_name(&self, name: &str) {
         self.write(|store| store.append_session_info(name));
+        let name = self.with_store(|store| store.name().map(str::to_owned));
+        self.inner.session.emit(&SessionEvent::SessionInfoChanged { name });
     }
 
     /// The event custom tools get for `reason`: the entries of the current branch (from the root
@@ -444,16 +457,18 @@ impl App {
         }
     }
 
-    /// The text of the last assistant message.
+    /// The trimmed text of the last assistant message, skipping aborted ones without content (pi's
+    /// `getLastAssistantText`); none when that text is empty.
     pub fn last_assistant_text(&self) -> Option<String> {
-        self.inner
-            .session
-            .agent()
-            .messages()
+        let messages = self.inner.session.agent().messages();
+        let last = messages
             .iter()
             .rev()
-            .find_map(AgentMessage::as_assistant)
-            .map(|m| m.text())
+            .filter_map(AgentMessage::as_assistant)
+            .find(|m| !(m.stop_reason == StopReason::Aborted && m.content.is_empty()))?;
+        let text = last.text();
+        let text = text.trim();
+        (!text.is_empty()).then(|| text.to_owned())
     }
 
     /// Counts and usage of the current transcript.

@@ -45,9 +45,10 @@ fn timestamp(custom: &CustomMessage) -> i64 {
         .unwrap_or_else(now_ms)
 }
 
+/// A user message with one text block (pi's `[{type:"text",text}]`).
 fn user(text: String, custom: &CustomMessage) -> AgentMessage {
     AgentMessage::User(UserMessage {
-        content: UserContent::Text(text),
+        content: UserContent::Blocks(vec![ContentBlock::text(text)]),
         timestamp: timestamp(custom),
     })
 }
@@ -60,7 +61,8 @@ pub fn bash_execution_text(fields: &serde_json::Map<String, Value>) -> String {
     if output.is_empty() {
         text.push_str("(no output)");
     } else {
-        text.push_str(&format!("```\n{}\n```", output.trim_end_matches('\n')));
+        // The output as it is, trailing newline included, as pi writes it.
+        text.push_str(&format!("```\n{output}\n```"));
     }
     if fields.get("cancelled").and_then(Value::as_bool) == Some(true) {
         text.push_str("\n\n(command cancelled)");
@@ -82,10 +84,11 @@ fn bash_execution_to_user(custom: &CustomMessage) -> Option<AgentMessage> {
     Some(user(bash_execution_text(&custom.fields), custom))
 }
 
-/// A `custom` message as the user message pi sends for it (`content` as a string or blocks).
+/// A `custom` message as the user message pi sends for it (a string `content` becomes one text
+/// block, as pi converts it).
 fn custom_to_user(custom: &CustomMessage) -> Option<AgentMessage> {
     let content = match custom.fields.get("content")? {
-        Value::String(text) => UserContent::Text(text.clone()),
+        Value::String(text) => UserContent::Blocks(vec![ContentBlock::text(text.clone())]),
         blocks @ Value::Array(_) => {
             UserContent::Blocks(serde_json::from_value::<Vec<ContentBlock>>(blocks.clone()).ok()?)
         }
@@ -121,11 +124,23 @@ mod tests {
         let summary = pi_session_store::branch_summary_message("Tried X.", "abcd1234", "2026-01-01T00:00:00.000Z");
         let converted = convert_to_llm(&[ran, hidden, summary]);
         assert_eq!(converted.len(), 2);
+        // pi's text keeps the output's own trailing newline before the fence, in one text block.
         assert_eq!(
-            converted[0].as_user().unwrap().content.text(),
-            "Ran `ls`\n```\na\nb\n```\n\nCommand exited with code 2"
+            serde_json::to_value(&converted[0].as_user().unwrap().content).unwrap(),
+            json!([{"type": "text", "text": "Ran `ls`\n```\na\nb\n\n```\n\nCommand exited with code 2"}])
         );
         assert!(converted[1].as_user().unwrap().content.text().contains("Tried X."));
+    }
+
+    #[test]
+    fn custom_string_content_becomes_one_text_block() {
+        let custom = custom(json!({"role": "custom", "customType": "note", "content": "remember",
+            "display": true, "timestamp": 1}));
+        let converted = convert_to_llm(&[custom]);
+        assert_eq!(
+            serde_json::to_value(&converted[0]).unwrap(),
+            json!({"role": "user", "content": [{"type": "text", "text": "remember"}], "timestamp": 1})
+        );
     }
 
     #[test]

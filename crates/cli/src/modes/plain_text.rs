@@ -28,7 +28,11 @@ pub fn render(event: &SessionEvent) -> Option<String> {
     match event {
         SessionEvent::Agent(event) => render_agent(event),
         SessionEvent::ResolveForcingStopped(_) => event.notice().map(|n| format!("! {n}\n")),
-        SessionEvent::PendingActionPushed { .. } | SessionEvent::Resolved(_) => None,
+        SessionEvent::PendingActionPushed { .. }
+        | SessionEvent::Resolved(_)
+        | SessionEvent::QueueUpdate { .. }
+        | SessionEvent::ThinkingLevelChanged(_)
+        | SessionEvent::SessionInfoChanged { .. } => None,
     }
 }
 

@@ -39,6 +39,9 @@ mod registry;
 
 pub use registry::{RegisteredTool, ToolOrigin, ToolRegistry};
 
+mod queued;
+use queued::{QueuedTexts, queued_text};
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -200,7 +203,8 @@ impl SessionOptions {
     }
 }
 
-/// An event of the session: every agent event, plus what the resolve runtime does.
+/// An event of the session: every agent event, pi's session events (`queue_update`,
+/// `thinking_level_changed`, `session_info_changed`), plus what the resolve runtime does.
 // Events are handed to listeners by reference and never stored in bulk, so the size difference
 // between the agent-event variant and the others costs nothing worth a box per event.
 #[allow(clippy::large_enum_variant)]
@@ -222,13 +226,31 @@ pub enum SessionEvent {
     /// The model did not resolve the pending action in `attempts` forced calls in a row, so
     /// the session stopped forcing; the action stays pending for the user.
     ResolveForcingStopped(ForcingStopped),
+    /// The steering or follow-up queue changed (pi's `queue_update`): the texts of the user
+    /// messages still waiting in each, oldest first.
+    QueueUpdate {
+        /// Steering messages not delivered yet.
+        steering: Vec<String>,
+        /// Follow-up messages not delivered yet.
+        follow_up: Vec<String>,
+    },
+    /// The thinking level changed (pi's `thinking_level_changed`), to this level.
+    ThinkingLevelChanged(ThinkingLevel),
+    /// The session was named (pi's `session_info_changed`): the name now.
+    SessionInfoChanged {
+        /// The session's name.
+        name: Option<String>,
+    },
 }
 
 impl SessionEvent {
     /// A one-line notice a UI can show for the session's own events.
     pub fn notice(&self) -> Option<String> {
         match self {
-            SessionEvent::Agent(_) => None,
+            SessionEvent::Agent(_)
+            | SessionEvent::QueueUpdate { .. }
+            | SessionEvent::ThinkingLevelChanged(_)
+            | SessionEvent::SessionInfoChanged { .. } => None,
             SessionEvent::PendingActionPushed { label, .. } => Some(format!("Pending: {label}")),
             SessionEvent::Resolved(outcome) => Some(match (&outcome.error, outcome.action) {
                 (Some(error), _) => format!("Resolve failed: {error}"),
@@ -263,6 +285,9 @@ struct Inner {
     /// A reminder is owed (a preview was staged, or a resolve failed and left it pending): the
     /// source tool's name. Steered at the next turn boundary if something is still pending.
     reminder_due: Mutex<Option<String>>,
+    /// Texts of the user messages queued through [`AgentSession::steer`] / `follow_up` and not
+    /// delivered yet, as `queue_update` reports them.
+    queued: Mutex<QueuedTexts>,
 }
 
 /// Removes its listener when passed to [`SessionSubscription::unsubscribe`].
@@ -360,6 +385,7 @@ impl AgentSession {
                 session_view: SessionViewSlot::default(),
                 custom_tools: RwLock::new(Vec::new()),
                 reminder_due: Mutex::new(None),
+                queued: Mutex::new(QueuedTexts::default()),
             }
         });
         wire(&inner);
@@ -487,20 +513,43 @@ impl AgentSession {
         self.inner.agent.prompt(text).await
     }
 
-    /// Queues a steering message.
+    /// Queues a steering message; a user message's text joins the `queue_update` lists.
     pub fn steer(&self, message: impl Into<AgentMessage>) {
+        let message = message.into();
+        if let Some(text) = queued_text(&message) {
+            lock(&self.inner.queued).push_steering(text);
+            self.inner.emit_queue_update();
+        }
         self.inner.agent.steer(message);
     }
 
-    /// Queues a follow-up message.
+    /// Queues a follow-up message; a user message's text joins the `queue_update` lists.
     pub fn follow_up(&self, message: impl Into<AgentMessage>) {
+        let message = message.into();
+        if let Some(text) = queued_text(&message) {
+            lock(&self.inner.queued).push_follow_up(text);
+            self.inner.emit_queue_update();
+        }
         self.inner.agent.follow_up(message);
     }
 
     /// Removes every steering and follow-up message not delivered yet and returns them (steering
-    /// first, each oldest first).
+    /// first, each oldest first); sends `queue_update` with both lists empty, as pi does.
     pub fn clear_queues(&self) -> Vec<AgentMessage> {
-        self.inner.agent.clear_all_queues()
+        let cleared = self.inner.agent.clear_all_queues();
+        *lock(&self.inner.queued) = QueuedTexts::default();
+        self.inner.emit_queue_update();
+        cleared
+    }
+
+    /// How many steering and follow-up messages wait (pi's `pendingMessageCount`).
+    pub fn pending_message_count(&self) -> usize {
+        lock(&self.inner.queued).len()
+    }
+
+    /// Sends `event` to every listener (for the session events the app layer raises).
+    pub(crate) fn emit(&self, event: &SessionEvent) {
+        self.inner.emit(event);
     }
 
     /// Aborts the run, waits until the agent is idle, then rejects any choice still in flight as
@@ -624,6 +673,23 @@ impl Inner {
         }
     }
 
+    fn emit_queue_update(&self) {
+        let event = lock(&self.queued).event();
+        self.emit(&event);
+    }
+
+    /// A queued user message is being delivered: it leaves its list (steering first, as pi
+    /// looks), and `queue_update` goes out before its `message_start`.
+    fn dequeue_delivered(&self, message: &AgentMessage) {
+        let Some(text) = queued_text(message) else {
+            return;
+        };
+        let removed = lock(&self.queued).remove_delivered(&text);
+        if removed {
+            self.emit_queue_update();
+        }
+    }
+
     fn is_active(&self, name: &str) -> bool {
         self.agent.tools().iter().any(|t| t.name() == name)
     }
@@ -690,6 +756,7 @@ fn wire(inner: &Arc<Inner>) {
         };
         match event {
             AgentEvent::AgentStart => inner.deliver_reminder(),
+            AgentEvent::MessageStart { message } => inner.dequeue_delivered(message),
             AgentEvent::TurnEnd { message, .. } => {
                 if let Some(assistant) = message.as_assistant() {
                     inner.forcing.finish_turn(assistant.stop_reason);

@@ -344,7 +344,12 @@ impl Transcript {
                     self.notice(text, NoticeKind::Warning);
                 }
             }
-            SessionEvent::PendingActionPushed { .. } | SessionEvent::Resolved(_) => {}
+            // The screen shows queues, the thinking level and the name from their own state.
+            SessionEvent::PendingActionPushed { .. }
+            | SessionEvent::Resolved(_)
+            | SessionEvent::QueueUpdate { .. }
+            | SessionEvent::ThinkingLevelChanged(_)
+            | SessionEvent::SessionInfoChanged { .. } => {}
         }
     }
 

@@ -53,13 +53,10 @@ fn user_message(command: &Map<String, Value>) -> Result<AgentMessage, String> {
             .collect::<Result<_, _>>()?,
         _ => Vec::new(),
     };
-    let content = if images.is_empty() {
-        UserContent::Text(text)
-    } else {
-        let mut blocks = vec![ContentBlock::text(text)];
-        blocks.extend(images);
-        UserContent::Blocks(blocks)
-    };
+    // One text block, then the images: pi's `[{type:"text",text}, …]`.
+    let mut blocks = vec![ContentBlock::text(text)];
+    blocks.extend(images);
+    let content = UserContent::Blocks(blocks);
     Ok(AgentMessage::User(UserMessage {
         content,
         timestamp: now_ms(),
@@ -128,11 +125,8 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
             Ok(Some(json!({"entries": entries})))
         }
         "get_tree" => Ok(Some(rpc.app.tree_json())),
-        "get_last_assistant_text" => Ok(Some(json!({"text": rpc.app.last_assistant_text()}))),
-        "set_session_name" => text_field(&command, "name").map(|name| {
-            rpc.app.set_session_name(&name);
-            None
-        }),
+        "get_last_assistant_text" => Ok(Some(last_assistant_text(rpc))),
+        "set_session_name" => set_session_name(rpc, &command),
         "get_commands" => Ok(Some(json!({"commands": []}))),
         "" => Err("Missing \"type\"".to_owned()),
         other => Err(format!("Unknown command: {other}")),
@@ -187,6 +181,26 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
     runs.push(run);
 }
 
+/// `{"text": …}`, or `{}` when there is no text (pi leaves the undefined field out).
+fn last_assistant_text(rpc: &Rpc) -> Value {
+    let mut data = Map::new();
+    if let Some(text) = rpc.app.last_assistant_text() {
+        data.insert("text".into(), text.into());
+    }
+    Value::Object(data)
+}
+
+/// `set_session_name {name}`: the trimmed name; an empty one is refused, as pi does.
+fn set_session_name(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
+    let name = text_field(command, "name")?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("Session name cannot be empty".to_owned());
+    }
+    rpc.app.set_session_name(name);
+    Ok(None)
+}
+
 fn queue(rpc: &Rpc, kind: &str, command: &Map<String, Value>) -> Reply {
     let message = user_message(command)?;
     if kind == "steer" {
@@ -223,7 +237,7 @@ fn state(rpc: &Rpc) -> Value {
             store.name().map(str::to_owned),
         )
     });
-    json!({
+    let mut state = json!({
         "model": model_json(&agent.model()),
         "thinkingLevel": thinking_level_name(agent.thinking_level()),
         "isStreaming": rpc.running.load(Ordering::SeqCst),
@@ -232,11 +246,15 @@ fn state(rpc: &Rpc) -> Value {
         "followUpMode": agent.follow_up_mode().as_str(),
         "sessionFile": file,
         "sessionId": id,
-        "sessionName": name,
-        "autoCompactionEnabled": false,
-        "messageCount": agent.messages().len(),
-        "pendingMessageCount": usize::from(agent.has_queued_messages()),
-    })
+    });
+    // pi leaves `sessionName` out while the session has none.
+    if let Some(name) = name {
+        state["sessionName"] = name.into();
+    }
+    state["autoCompactionEnabled"] = false.into();
+    state["messageCount"] = agent.messages().len().into();
+    state["pendingMessageCount"] = rpc.app.session().pending_message_count().into();
+    state
 }
 
 fn available_models(rpc: &Rpc) -> Vec<Model> {
@@ -379,8 +397,10 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
             if let Some(path) = &run.full_output_path {
                 data["fullOutputPath"] = path.display().to_string().into();
             }
-            let mut fields = data.as_object().cloned().unwrap_or_default();
+            // pi's key order: command, the result's fields, timestamp.
+            let mut fields = Map::new();
             fields.insert("command".into(), text.clone().into());
+            fields.extend(data.as_object().cloned().unwrap_or_default());
             fields.insert("timestamp".into(), now_ms().into());
             rpc.app.add_message(AgentMessage::Custom(pi_agent_core::CustomMessage {
                 role: "bashExecution".into(),

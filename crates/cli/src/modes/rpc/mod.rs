@@ -29,13 +29,10 @@ pub use writer::Writer;
 
 use state::Rpc;
 
-/// The JSON line of an event in RPC mode: agent events whole (with `message_update`'s partial
-/// message, as pi sends them), the session's own events as in JSON mode.
-pub fn event_value(event: &SessionEvent) -> Value {
-    match event {
-        SessionEvent::Agent(agent) => serde_json::to_value(agent).unwrap_or(Value::Null),
-        other => super::json::event_value(other),
-    }
+/// The JSON line of an event in RPC mode: the same line as in JSON mode (pi writes its events
+/// the same way in both).
+pub fn event_line(event: &SessionEvent) -> String {
+    super::json::event_line(event)
 }
 
 /// Reads stdin lines on a blocking thread.
@@ -97,7 +94,7 @@ pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceive
     let running = Arc::new(AtomicBool::new(false));
     let ended = running.clone();
     let subscription = app.session().subscribe(move |event| {
-        events.line(&event_value(event));
+        events.text(&event_line(event));
         if let SessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) = event {
             ended.store(false, std::sync::atomic::Ordering::SeqCst);
         }

@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use pi_coding_agent::App;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::ui::RpcUi;
@@ -27,9 +27,16 @@ pub(crate) struct Rpc {
 }
 
 impl Rpc {
-    /// Writes a response.
+    /// Writes a response: `{"id"?, "type":"response", "command", "success", "data"? | "error"}`,
+    /// keys in pi's order.
     pub(crate) fn respond(&self, command: &str, id: Option<&Value>, result: Result<Option<Value>, String>) {
-        let mut response = json!({"type": "response", "command": command});
+        let mut response = serde_json::Map::new();
+        if let Some(id) = id {
+            response.insert("id".into(), id.clone());
+        }
+        let mut response = Value::Object(response);
+        response["type"] = "response".into();
+        response["command"] = command.into();
         match result {
             Ok(data) => {
                 response["success"] = true.into();
@@ -41,9 +48,6 @@ impl Rpc {
                 response["success"] = false.into();
                 response["error"] = error.into();
             }
-        }
-        if let Some(id) = id {
-            response["id"] = id.clone();
         }
         self.writer.line(&response);
     }

@@ -18,7 +18,13 @@ impl Writer {
 
     /// Writes `value` as one line, every secret redacted ([`pi_ai::redact`]), and flushes.
     pub fn line(&self, value: &Value) {
-        let line = pi_ai::redact(&value.to_string(), None);
+        self.text(&value.to_string());
+    }
+
+    /// Writes `line` (one JSON object, already serialized) as one line, every secret redacted,
+    /// and flushes.
+    pub fn text(&self, line: &str) {
+        let line = pi_ai::redact(line, None);
         let mut out = self.output.lock().unwrap_or_else(|p| p.into_inner());
         let _ = writeln!(out, "{line}");
         let _ = out.flush();
