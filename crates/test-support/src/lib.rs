@@ -71,6 +71,7 @@ pub mod faults;
 pub mod messages;
 pub mod openai;
 pub mod openai_responses;
+pub mod pi_recorded;
 pub mod sandbox;
 pub mod scripted;
 pub mod session_files;

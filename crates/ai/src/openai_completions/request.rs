@@ -18,7 +18,7 @@ use pi_agent_core::{
 use serde_json::{Map, Value, json};
 
 use super::compat::{Compat, MaxTokensField, ThinkingFormat};
-use crate::transform::prepare_messages;
+use crate::transform::{max_output_tokens, prepare_messages, requested_level};
 
 /// Text of the assistant message inserted between tool results and a user message when the
 /// server requires it.
@@ -59,7 +59,10 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
     if compat.supports_usage_in_streaming {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    if let Some(max_tokens) = options.max_tokens {
+    if compat.supports_store {
+        body.insert("store".into(), Value::Bool(false));
+    }
+    if let Some(max_tokens) = max_output_tokens(model, options) {
         let field = match compat.max_tokens_field {
             MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
             MaxTokensField::MaxTokens => "max_tokens",
@@ -74,14 +77,15 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
             .tools
             .iter()
             .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name(),
-                        "description": tool.description(),
-                        "parameters": tool.parameters().schema(),
-                    }
-                })
+                let mut function = json!({
+                    "name": tool.name(),
+                    "description": tool.description(),
+                    "parameters": tool.parameters().schema(),
+                });
+                if compat.supports_strict_mode {
+                    function["strict"] = Value::Bool(false);
+                }
+                json!({"type": "function", "function": function})
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
@@ -89,7 +93,7 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
             body.insert("tool_choice".into(), tool_choice(choice));
         }
     }
-    let level = options.reasoning.filter(|level| *level != ThinkingLevel::Off);
+    let level = requested_level(model, options);
     if model.reasoning {
         match compat.thinking_format {
             ThinkingFormat::EnableThinking => {
@@ -123,18 +127,14 @@ pub(crate) fn tool_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-/// The `reasoning_effort` value of a level: the model's `compat.reasoningEffortMap` entry if it
-/// has one, else the level's name (`max` becomes `xhigh`, the highest OpenAI knows).
+/// The `reasoning_effort` value of a level: the model's `thinkingLevelMap` entry, else its older
+/// `compat.reasoningEffortMap` entry, else the level's name (`max` becomes `xhigh`, the highest
+/// OpenAI knows).
 fn effort(model: &Model, level: ThinkingLevel) -> String {
-    let name = match level {
-        ThinkingLevel::Off => "none",
-        ThinkingLevel::Minimal => "minimal",
-        ThinkingLevel::Low => "low",
-        ThinkingLevel::Medium => "medium",
-        ThinkingLevel::High => "high",
-        ThinkingLevel::Xhigh => "xhigh",
-        ThinkingLevel::Max => "max",
-    };
+    if let Some(Some(mapped)) = model.thinking_level_map.as_ref().and_then(|map| map.get(level.name())) {
+        return mapped.clone();
+    }
+    let name = level.name();
     let mapped = model
         .compat
         .as_ref()

@@ -176,6 +176,7 @@ fn rows(provider_name: &str, rows: &[Row]) -> impl Iterator<Item = Model> {
             max_tokens,
             headers: None,
             compat: None,
+            thinking_level_map: None,
         },
     )
 }
