@@ -104,13 +104,18 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
                     body.insert("reasoning".into(), json!({"effort": effort(model, level)}));
                 }
             }
-            ThinkingFormat::OpenAi => {
-                if let Some(level) = level
-                    && compat.supports_reasoning_effort
-                {
+            ThinkingFormat::OpenAi if compat.supports_reasoning_effort => match level {
+                Some(level) => {
                     body.insert("reasoning_effort".into(), Value::String(effort(model, level)));
                 }
-            }
+                // At `off`, a `thinkingLevelMap` value for `off` is sent as it is (pi-ai).
+                None => {
+                    if let Some(Some(off)) = model.thinking_level_map.as_ref().and_then(|map| map.get("off")) {
+                        body.insert("reasoning_effort".into(), Value::String(off.clone()));
+                    }
+                }
+            },
+            ThinkingFormat::OpenAi => {}
         }
     }
     Value::Object(body)
@@ -383,6 +388,44 @@ mod tests {
         m.compat = Some(json!({"reasoningEffortMap": {"max": "max", "low": "small"}}));
         assert_eq!(effort(&m, ThinkingLevel::Max), "max");
         assert_eq!(effort(&m, ThinkingLevel::Low), "small");
+        m.thinking_level_map = Some([("low".to_owned(), Some("tiny".to_owned()))].into_iter().collect());
+        assert_eq!(effort(&m, ThinkingLevel::Low), "tiny", "thinkingLevelMap wins");
+    }
+
+    #[test]
+    fn thinking_level_maps_shape_reasoning_effort() {
+        let mut m = model("x", "http://h");
+        m.reasoning = true;
+        let map = |pairs: &[(&str, Option<&str>)]| {
+            Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), v.map(str::to_owned)))
+                    .collect(),
+            )
+        };
+        let context = LlmContext {
+            system_prompt: "",
+            messages: &[],
+            tools: &[],
+        };
+        let sent = |m: &Model, level: Option<ThinkingLevel>| {
+            let options = StreamOptions {
+                reasoning: level,
+                ..StreamOptions::default()
+            };
+            body(m, &context, &options, &Compat::for_model(m))["reasoning_effort"].clone()
+        };
+        // No map: xhigh is not offered and becomes high; off sends nothing.
+        assert_eq!(sent(&m, Some(ThinkingLevel::Xhigh)), "high");
+        assert_eq!(sent(&m, None), Value::Null);
+        // A map naming xhigh sends its value; a string for off is sent at off.
+        m.thinking_level_map = map(&[("xhigh", Some("max")), ("off", Some("none"))]);
+        assert_eq!(sent(&m, Some(ThinkingLevel::Xhigh)), "max");
+        assert_eq!(sent(&m, None), "none");
+        // A level set to null is skipped upwards.
+        m.thinking_level_map = map(&[("minimal", None)]);
+        assert_eq!(sent(&m, Some(ThinkingLevel::Minimal)), "low");
     }
 
     #[test]
