@@ -165,10 +165,22 @@ impl App {
                 inner.record(message);
             }
         });
-        App {
+        let app = App {
             inner,
             _recorder: Arc::new(RecorderGuard(Mutex::new(Some(subscription)))),
-        }
+        };
+        app.sync_session_id();
+        app
+    }
+
+    /// Gives the model calls the session's id (pi-ai's `sessionId`: the Responses API's
+    /// `prompt_cache_key`), also for a session that is not written (`--no-session`).
+    fn sync_session_id(&self) {
+        let id = self.with_store(|store| store.header().id.clone());
+        self.inner
+            .session
+            .agent()
+            .update_config(|config| config.session_id = Some(id));
     }
 
     /// The session.
@@ -339,6 +351,7 @@ impl App {
         self.with_store(|store| {
             store.new_session(parent_session);
         });
+        self.sync_session_id();
         self.notify_tools(SessionReason::New, previous).await;
         Ok(())
     }
@@ -351,6 +364,7 @@ impl App {
         self.drop_pending("Session switched.").await;
         let previous = self.session_file();
         *lock(&self.inner.store) = store;
+        self.sync_session_id();
         self.restore(false, false);
         self.notify_tools(SessionReason::Switch, previous).await;
         Ok(warnings)
@@ -374,6 +388,7 @@ impl App {
         self.drop_pending("Session forked.").await;
         let forked = self.with_store(|store| store.fork_to(parent.as_deref(), self.inner.root.clone()))?;
         *lock(&self.inner.store) = forked;
+        self.sync_session_id();
         self.restore(true, true);
         self.notify_tools(SessionReason::Branch, previous).await;
         Ok(text)
@@ -695,6 +710,33 @@ mod tests {
             })
             .collect();
         assert_eq!(levels, ["medium", "high", "off", "high"], "one entry per change");
+    }
+
+    #[tokio::test]
+    async fn model_calls_carry_the_session_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let faux = FauxModel::new();
+        let session =
+            AgentSession::new(SessionOptions::new(dir.path(), faux.model()).stream_fn(faux.stream_fn())).unwrap();
+        let app = App::new(
+            session,
+            SessionManager::in_memory(dir.path()),
+            Arc::new(ModelRegistry::builtin()),
+            None,
+            Arc::new(|warning| panic!("{warning}")),
+        );
+        let id = || app.with_store(|store| store.header().id.clone());
+        faux.set_responses([
+            pi_agent_core::faux::faux_assistant_text("a"),
+            pi_agent_core::faux::faux_assistant_text("b"),
+        ]);
+        app.session().prompt("one").await.unwrap();
+        let first = id();
+        app.new_session(None).await.unwrap();
+        app.session().prompt("two").await.unwrap();
+        let sent: Vec<Option<String>> = faux.calls().into_iter().map(|call| call.session_id).collect();
+        assert_eq!(sent, [Some(first), Some(id())]);
+        assert_ne!(sent[0], sent[1]);
     }
 
     #[test]
