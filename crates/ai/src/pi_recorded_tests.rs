@@ -101,6 +101,9 @@ fn bodies_equal_pi_0_73_1s_for_each_api_and_thinking_level() {
     for (name, level) in cases {
         let (ours, recorded) = ours(name, level);
         assert_eq!(first_difference(&ours, &recorded, String::new()), None, "{name}");
+        // Byte for byte: the keys come in pi's order too.
+        let keys = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+        assert_eq!(keys(&ours), keys(&recorded), "{name}: key order");
     }
 }
 

@@ -129,17 +129,24 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
         }
         None => None,
     };
+    // Keys in pi-ai's order: model, messages, max_tokens, stream, system, temperature, tools,
+    // thinking, tool_choice.
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
+    body.insert("messages".into(), Value::Array(messages(model, context.messages)));
     body.insert("max_tokens".into(), json!(max_tokens));
+    body.insert("stream".into(), json!(true));
     if !context.system_prompt.trim().is_empty() {
         body.insert(
             "system".into(),
             json!([{"type": "text", "text": context.system_prompt, "cache_control": ephemeral()}]),
         );
     }
-    body.insert("messages".into(), Value::Array(messages(model, context.messages)));
-    body.insert("stream".into(), json!(true));
+    if budget.is_none()
+        && let Some(temperature) = options.temperature.filter(|t| t.is_finite())
+    {
+        body.insert("temperature".into(), json!(temperature));
+    }
     if has_tools {
         let eager = model
             .compat
@@ -154,22 +161,18 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
         }
         body.insert("tools".into(), Value::Array(tools));
     }
-    match (budget, options.temperature) {
-        (Some(budget), _) => {
+    match budget {
+        Some(budget) => {
             let budget = if budget == 0 { MIN_THINKING_BUDGET } else { budget };
             body.insert(
                 "thinking".into(),
                 json!({"type": "enabled", "budget_tokens": budget, "display": "summarized"}),
             );
         }
-        (None, temperature) => {
-            if let Some(temperature) = temperature.filter(|t| t.is_finite()) {
-                body.insert("temperature".into(), json!(temperature));
-            }
-            if model.reasoning && !forced {
-                body.insert("thinking".into(), json!({"type": "disabled"}));
-            }
+        None if model.reasoning && !forced => {
+            body.insert("thinking".into(), json!({"type": "disabled"}));
         }
+        None => {}
     }
     if let Some(choice) = choice {
         body.insert("tool_choice".into(), tool_choice(choice));

@@ -56,6 +56,12 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
     body.insert("model".into(), Value::String(model.id.clone()));
     body.insert("messages".into(), Value::Array(messages(model, context, compat)));
     body.insert("stream".into(), Value::Bool(true));
+    // OpenAI's own server caches prompts by the session id (pi-ai sends it to no other).
+    if model.base_url.contains("api.openai.com")
+        && let Some(session) = options.session_id.as_deref().filter(|id| !id.is_empty())
+    {
+        body.insert("prompt_cache_key".into(), Value::String(session.to_owned()));
+    }
     if compat.supports_usage_in_streaming {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
@@ -390,6 +396,22 @@ mod tests {
         assert_eq!(effort(&m, ThinkingLevel::Low), "small");
         m.thinking_level_map = Some([("low".to_owned(), Some("tiny".to_owned()))].into_iter().collect());
         assert_eq!(effort(&m, ThinkingLevel::Low), "tiny", "thinkingLevelMap wins");
+    }
+
+    #[test]
+    fn only_openais_server_gets_the_session_id_as_prompt_cache_key() {
+        let context = LlmContext {
+            system_prompt: "",
+            messages: &[],
+            tools: &[],
+        };
+        let options = StreamOptions {
+            session_id: Some("s-1".into()),
+            ..StreamOptions::default()
+        };
+        let key = |m: &Model| body(m, &context, &options, &Compat::for_model(m))["prompt_cache_key"].clone();
+        assert_eq!(key(&model("openai", "https://api.openai.com/v1")), "s-1");
+        assert_eq!(key(&model("local", "http://127.0.0.1:1/v1")), Value::Null);
     }
 
     #[test]

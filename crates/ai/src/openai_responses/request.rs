@@ -67,10 +67,10 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
     body.insert("model".into(), Value::String(model.id.clone()));
     body.insert("input".into(), Value::Array(input(model, context)));
     body.insert("stream".into(), Value::Bool(true));
-    body.insert("store".into(), Value::Bool(false));
     if let Some(session) = options.session_id.as_deref().filter(|id| !id.is_empty()) {
         body.insert("prompt_cache_key".into(), Value::String(session.to_owned()));
     }
+    body.insert("store".into(), Value::Bool(false));
     if let Some(max_tokens) = max_output_tokens(model, options) {
         body.insert("max_output_tokens".into(), Value::from(max_tokens));
     }
