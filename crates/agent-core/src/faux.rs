@@ -263,6 +263,7 @@ fn default_model() -> Model {
         max_tokens: 16_384,
         headers: None,
         compat: None,
+        thinking_level_map: None,
     }
 }
 

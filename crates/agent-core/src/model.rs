@@ -67,6 +67,11 @@ pub struct Model {
     /// Per-API compatibility overrides (pi's `compat`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<Value>,
+    /// pi's `thinkingLevelMap`: level name → the value sent for it (`Some`), or `None` (JSON
+    /// `null`) for a level the model does not support. A level that is not a key is supported and
+    /// sent by its own name, except `xhigh`, which only a model whose map names it supports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level_map: Option<BTreeMap<String, Option<String>>>,
 }
 
 impl Model {
@@ -85,7 +90,73 @@ impl Model {
             max_tokens: 0,
             headers: None,
             compat: None,
+            thinking_level_map: None,
         }
+    }
+
+    /// The thinking levels this model offers, in order (pi's `getSupportedThinkingLevels`):
+    /// `off` only for a model that cannot reason; otherwise `off` to `high`, plus `xhigh` when the
+    /// model's `thinkingLevelMap` names it, less the levels the map sets to `null`.
+    ///
+    /// ```
+    /// use pi_agent_core::{Model, ThinkingLevel};
+    /// let mut model = Model::unknown();
+    /// assert_eq!(model.thinking_levels(), [ThinkingLevel::Off]);
+    /// model.reasoning = true;
+    /// assert_eq!(model.thinking_levels().last(), Some(&ThinkingLevel::High));
+    /// ```
+    pub fn thinking_levels(&self) -> Vec<ThinkingLevel> {
+        if !self.reasoning {
+            return vec![ThinkingLevel::Off];
+        }
+        ThinkingLevel::PI_LEVELS
+            .into_iter()
+            .filter(|level| {
+                let mapped = self.thinking_level_map.as_ref().and_then(|map| map.get(level.name()));
+                match (level, mapped) {
+                    (_, Some(None)) => false,
+                    (ThinkingLevel::Xhigh, mapped) => mapped.is_some(),
+                    _ => true,
+                }
+            })
+            .collect()
+    }
+
+    /// `level` if this model offers it, else the nearest level above it that it offers, else the
+    /// nearest below (pi's `clampThinkingLevel`; `max`, which pi does not have, counts as above
+    /// `xhigh`).
+    ///
+    /// ```
+    /// use pi_agent_core::{Model, ThinkingLevel};
+    /// let mut model = Model::unknown();
+    /// model.reasoning = true;
+    /// assert_eq!(model.clamp_thinking_level(ThinkingLevel::Xhigh), ThinkingLevel::High);
+    /// model.reasoning = false;
+    /// assert_eq!(model.clamp_thinking_level(ThinkingLevel::Medium), ThinkingLevel::Off);
+    /// ```
+    pub fn clamp_thinking_level(&self, level: ThinkingLevel) -> ThinkingLevel {
+        let offered = self.thinking_levels();
+        if offered.contains(&level) {
+            return level;
+        }
+        let order = ThinkingLevel::PI_LEVELS;
+        let wanted = order.iter().position(|l| *l == level).unwrap_or(order.len());
+        order[wanted.min(order.len())..]
+            .iter()
+            .chain(order[..wanted.min(order.len())].iter().rev())
+            .find(|l| offered.contains(l))
+            .copied()
+            .unwrap_or(ThinkingLevel::Off)
+    }
+
+    /// The value sent for `level`: the `thinkingLevelMap` entry if there is one, else the
+    /// level's name.
+    pub fn thinking_level_value(&self, level: ThinkingLevel) -> String {
+        self.thinking_level_map
+            .as_ref()
+            .and_then(|map| map.get(level.name()))
+            .and_then(Option::clone)
+            .unwrap_or_else(|| level.name().to_owned())
     }
 }
 
@@ -108,6 +179,31 @@ pub enum ThinkingLevel {
     Xhigh,
     /// Maximum (some models only).
     Max,
+}
+
+impl ThinkingLevel {
+    /// pi's levels, in order (pi has no `max`).
+    pub const PI_LEVELS: [ThinkingLevel; 6] = [
+        ThinkingLevel::Off,
+        ThinkingLevel::Minimal,
+        ThinkingLevel::Low,
+        ThinkingLevel::Medium,
+        ThinkingLevel::High,
+        ThinkingLevel::Xhigh,
+    ];
+
+    /// The level's name (`off`, `minimal`, …, `xhigh`, `max`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ThinkingLevel::Off => "off",
+            ThinkingLevel::Minimal => "minimal",
+            ThinkingLevel::Low => "low",
+            ThinkingLevel::Medium => "medium",
+            ThinkingLevel::High => "high",
+            ThinkingLevel::Xhigh => "xhigh",
+            ThinkingLevel::Max => "max",
+        }
+    }
 }
 
 crate::names::impl_serde_names!(

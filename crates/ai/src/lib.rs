@@ -32,6 +32,9 @@ mod registry;
 mod sse;
 mod transform;
 
+#[cfg(test)]
+mod pi_recorded_tests;
+
 pub use builder::{MessageBuilder, ToolCallError};
 pub use cost::cost_of;
 pub use driver::{Flow, PreparedRequest, ProtocolError, WireProtocol, drive};

@@ -5,6 +5,27 @@ use std::collections::HashSet;
 
 use pi_agent_core::{AgentMessage, ContentBlock, StopReason, ToolResultMessage};
 
+/// The output-token limit pi-ai sends when the caller gives none: the model's, at most 32000
+/// (pi-ai's `buildBaseOptions`); `None` when the model does not say.
+pub(crate) fn max_output_tokens(model: &pi_agent_core::Model, options: &pi_agent_core::StreamOptions) -> Option<u64> {
+    options
+        .max_tokens
+        .filter(|&n| n > 0)
+        .or((model.max_tokens > 0).then(|| model.max_tokens.min(32_000)))
+}
+
+/// The level a request asks for: the options' level clamped to what the model offers
+/// ([`pi_agent_core::Model::clamp_thinking_level`]), `None` when that is `off`.
+pub(crate) fn requested_level(
+    model: &pi_agent_core::Model,
+    options: &pi_agent_core::StreamOptions,
+) -> Option<pi_agent_core::ThinkingLevel> {
+    options
+        .reasoning
+        .map(|level| model.clamp_thinking_level(level))
+        .filter(|level| *level != pi_agent_core::ThinkingLevel::Off)
+}
+
 /// Text of the synthetic result of an orphaned tool call.
 pub const NO_RESULT_PROVIDED: &str = "No result provided";
 

@@ -104,7 +104,8 @@ async fn plain_text() {
     assert_eq!(body["model"], "claude-test-1");
     assert_eq!(body["max_tokens"], 32_000);
     assert!(body.get("tools").is_none());
-    assert!(body.get("thinking").is_none());
+    // The mock model can reason; at `off` it is told not to (pi-ai's `thinking: {type: "disabled"}`).
+    assert_eq!(body["thinking"], json!({"type": "disabled"}));
 }
 
 #[tokio::test]
@@ -266,7 +267,10 @@ async fn thinking_and_redacted_thinking_round_trip() {
     assert_eq!(answer.text(), "4");
 
     let first = server.requests()[0].json();
-    assert_eq!(first["thinking"], json!({"type": "enabled", "budget_tokens": 8192}));
+    assert_eq!(
+        first["thinking"],
+        json!({"type": "enabled", "budget_tokens": 8192, "display": "summarized"})
+    );
     assert!(
         first.get("temperature").is_none(),
         "temperature is not allowed with thinking"

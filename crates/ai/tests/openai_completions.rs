@@ -56,6 +56,7 @@ fn model(server: &MockServer) -> Model {
         max_tokens: 16_384,
         headers: None,
         compat: None,
+        thinking_level_map: None,
     }
 }
 

@@ -316,7 +316,7 @@ async fn reasoning_without_encrypted_content_is_not_replayed() {
 }
 
 #[tokio::test]
-async fn reasoning_is_not_requested_without_a_level_or_for_plain_models() {
+async fn reasoning_is_turned_off_without_a_level_and_not_requested_for_plain_models() {
     let server = MockServer::start(vec![text_reply("a"), text_reply("b")]).await;
     let mut reasoning_model = model(&server);
     reasoning_model.reasoning = true;
@@ -328,9 +328,11 @@ async fn reasoning_is_not_requested_without_a_level_or_for_plain_models() {
     };
     run(&plain, &[user("x")], &[], &with_level).await;
     let requests = server.requests();
+    // A reasoning model without a level is told `effort: "none"` (pi-ai does the same).
+    assert_eq!(requests[0].json()["reasoning"], json!({"effort": "none"}));
+    assert!(requests[1].json().get("reasoning").is_none());
     for request in &requests {
         let body = request.json();
-        assert!(body.get("reasoning").is_none(), "{body}");
         assert!(body.get("include").is_none(), "{body}");
     }
     assert_eq!(requests[0].json()["input"][0]["role"], "developer");

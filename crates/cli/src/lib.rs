@@ -515,6 +515,9 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     // A session with history gets its model and thinking level back (unless the command line
     // names them); a new one records the ones it starts with.
     app.start(args.model.is_some() || args.provider.is_some(), args.thinking.is_some());
+    // Choices made from now on (`/model`, RPC `set_model`, cycling) become the defaults; the
+    // command line's do not (pi writes neither `--model` nor `--thinking`).
+    app.save_choices_to(paths.settings_file(), settings.default_thinking_level);
     Ok(Some(Prepared {
         app,
         choice,

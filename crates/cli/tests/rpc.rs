@@ -423,3 +423,78 @@ async fn rpc_bash_follows_the_sandbox_setting() {
         }
     }
 }
+
+/// The agent directory's `settings.json` once `check` holds for it (the file is written off the
+/// runtime's threads).
+fn settings_when(path: &std::path::Path, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let value = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or(Value::Null);
+        if check(&value) {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "settings.json never matched: {value}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn model_and_thinking_choices_are_saved_and_the_command_lines_are_not() {
+    let server = MockServer::start(vec![]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.write_models_json(
+        &json!({"providers": {"mock": {"baseUrl": server.url("/v1"), "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "plain"}, {"id": "think", "reasoning": true}]}}})
+        .to_string(),
+    );
+    let settings = sandbox.agent_dir().join("settings.json");
+    std::fs::write(&settings, r#"{"someFutureKey": {"kept": true}}"#).unwrap();
+    let mut rpc = Rpc::start_in(
+        sandbox,
+        &["--mode", "rpc", "--model", "mock/think", "--thinking", "low"],
+    );
+    on_blocking(move || {
+        rpc.send(json!({"type": "get_state", "id": "s"}));
+        assert_eq!(rpc.response("s")["data"]["thinkingLevel"], "low");
+        assert_eq!(
+            std::fs::read_to_string(&settings).unwrap(),
+            r#"{"someFutureKey": {"kept": true}}"#,
+            "the command line's choices are not saved"
+        );
+        // pi's levels for a reasoning model without a `thinkingLevelMap`: no `xhigh`.
+        rpc.send(json!({"type": "get_available_thinking_levels", "id": "l"}));
+        assert_eq!(
+            rpc.response("l")["data"]["levels"],
+            json!(["off", "minimal", "low", "medium", "high"])
+        );
+        rpc.send(json!({"type": "set_thinking_level", "id": "x", "level": "xhigh"}));
+        rpc.response("x");
+        rpc.send(json!({"type": "get_state", "id": "s2"}));
+        assert_eq!(
+            rpc.response("s2")["data"]["thinkingLevel"],
+            "high",
+            "clamped as pi does"
+        );
+        settings_when(&settings, |s| s["defaultThinkingLevel"] == "high");
+        rpc.send(json!({"type": "cycle_thinking_level", "id": "c"}));
+        assert_eq!(rpc.response("c")["data"], json!({"level": "off"}), "high wraps to off");
+        rpc.send(json!({"type": "set_model", "id": "m", "provider": "mock", "modelId": "plain"}));
+        rpc.response("m");
+        let saved = settings_when(&settings, |s| s["defaultModel"] == "plain");
+        assert_eq!(
+            saved,
+            json!({"someFutureKey": {"kept": true}, "defaultThinkingLevel": "off", "defaultProvider": "mock",
+                "defaultModel": "plain"})
+        );
+        rpc.send(json!({"type": "cycle_thinking_level", "id": "c2"}));
+        assert_eq!(rpc.response("c2")["data"], Value::Null, "a model that cannot reason");
+        rpc.close();
+    })
+    .await;
+}

@@ -56,7 +56,22 @@ struct Inner {
     deferred: Mutex<Vec<AgentMessage>>,
     /// The models cycling goes through (`--models`, `enabledModels`); empty: every available one.
     scoped_models: Mutex<Vec<crate::ScopedModel>>,
+    /// Where model and thinking choices are saved ([`App::save_choices_to`]).
+    choices: Mutex<Option<SavedChoices>>,
 }
+
+/// The global settings file model and thinking choices go to, pi's way.
+struct SavedChoices {
+    file: PathBuf,
+    /// `defaultThinkingLevel` as last read or written.
+    default_thinking: Option<ThinkingLevel>,
+    /// Keys not yet written; a writer takes them all, so a later change is never overwritten by
+    /// an earlier one.
+    pending: Arc<Mutex<serde_json::Map<String, Value>>>,
+}
+
+/// Serialises the writes of the settings file within this process.
+static SETTINGS_WRITE: Mutex<()> = Mutex::new(());
 
 /// A running session and its file. Clones share it.
 #[derive(Clone)]
@@ -144,6 +159,7 @@ impl App {
             warn,
             deferred: Mutex::new(Vec::new()),
             scoped_models: Mutex::new(Vec::new()),
+            choices: Mutex::new(None),
         });
         let weak = Arc::downgrade(&inner);
         inner.session.set_session_view(Some(Arc::new(AppView(weak.clone()))));
@@ -152,10 +168,22 @@ impl App {
                 inner.record(message);
             }
         });
-        App {
+        let app = App {
             inner,
             _recorder: Arc::new(RecorderGuard(Mutex::new(Some(subscription)))),
-        }
+        };
+        app.sync_session_id();
+        app
+    }
+
+    /// Gives the model calls the session's id (pi-ai's `sessionId`: the Responses API's
+    /// `prompt_cache_key`), also for a session that is not written (`--no-session`).
+    fn sync_session_id(&self) {
+        let id = self.with_store(|store| store.header().id.clone());
+        self.inner
+            .session
+            .agent()
+            .update_config(|config| config.session_id = Some(id));
     }
 
     /// The session.
@@ -195,7 +223,8 @@ impl App {
 
     /// Loads the file's context into the agent: its messages, its model unless `keep_model`, and
     /// its thinking level unless `keep_thinking` (what the user chose on the command line wins).
-    /// The thinking level is off for a model that cannot reason, whichever way it was chosen.
+    /// The thinking level is clamped to the model's levels (off for a model that cannot reason),
+    /// whichever way it was chosen.
     pub fn restore(&self, keep_model: bool, keep_thinking: bool) {
         let context = self.with_store(|store| store.build_context());
         let agent = self.inner.session.agent();
@@ -209,8 +238,48 @@ impl App {
         if !keep_thinking && let Some(level) = context.thinking_level.as_deref().and_then(parse_thinking_level) {
             agent.set_thinking_level(level);
         }
-        if !agent.model().reasoning {
-            agent.set_thinking_level(ThinkingLevel::Off);
+        let model = agent.model();
+        agent.set_thinking_level(model.clamp_thinking_level(agent.thinking_level()));
+    }
+
+    /// Saves the model and thinking choices made from now on (not the ones of the command line)
+    /// to the global settings file `file`, whose `defaultThinkingLevel` is `default_thinking`, as
+    /// pi does: a model change writes `defaultProvider` and `defaultModel`; a thinking level that
+    /// changes writes `defaultThinkingLevel` (unless it is `off` for a model that cannot reason).
+    pub fn save_choices_to(&self, file: PathBuf, default_thinking: Option<ThinkingLevel>) {
+        *pi_agent_core::lock(&self.inner.choices) = Some(SavedChoices {
+            file,
+            default_thinking,
+            pending: Arc::default(),
+        });
+    }
+
+    /// Writes `updates` to the settings file off the runtime's threads (at once without a
+    /// runtime); a failure is a warning.
+    fn save_choices(&self, updates: serde_json::Map<String, Value>) {
+        let (file, pending) = {
+            let mut choices = pi_agent_core::lock(&self.inner.choices);
+            let Some(choices) = choices.as_mut() else { return };
+            if let Some(level) = updates.get("defaultThinkingLevel").and_then(Value::as_str) {
+                choices.default_thinking = parse_thinking_level(level);
+            }
+            pi_agent_core::lock(&choices.pending).extend(updates);
+            (choices.file.clone(), choices.pending.clone())
+        };
+        let warn = self.inner.warn.clone();
+        let job = move || {
+            let _one_writer = pi_agent_core::lock(&SETTINGS_WRITE);
+            let updates = std::mem::take(&mut *pi_agent_core::lock(&pending));
+            if updates.is_empty() {
+                return;
+            }
+            if let Err(error) = crate::config::save_global_settings(&file, updates) {
+                warn(error.to_string());
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(job)),
+            Err(_) => job(),
         }
     }
 
@@ -250,38 +319,50 @@ impl App {
         self.write(|store| store.append_thinking_level_change(thinking_level_name(level)));
     }
 
-    /// Switches the model and records the change; a thinking level the model cannot keep goes
-    /// to off (with `thinking_level_changed`).
+    /// Switches the model, records the change and saves it as the default model; the thinking
+    /// level carries over, clamped to the new model's levels (pi: from a model that cannot reason
+    /// the saved default level, else `medium`).
     pub fn set_model(&self, model: Model) {
         let (provider, id) = (model.provider.clone(), model.id.clone());
         let agent = self.inner.session.agent();
-        let clamp = !model.reasoning && agent.thinking_level() != ThinkingLevel::Off;
-        if clamp {
-            agent.set_thinking_level(ThinkingLevel::Off);
-        }
+        let level = if agent.model().reasoning {
+            agent.thinking_level()
+        } else {
+            pi_agent_core::lock(&self.inner.choices)
+                .as_ref()
+                .and_then(|choices| choices.default_thinking)
+                .unwrap_or(crate::DEFAULT_THINKING_LEVEL)
+        };
         agent.set_model(model);
         self.write(|store| store.append_model_change(&provider, &id));
-        if clamp {
-            self.inner
-                .session
-                .emit(&SessionEvent::ThinkingLevelChanged(ThinkingLevel::Off));
-        }
+        let mut updates = serde_json::Map::new();
+        updates.insert("defaultProvider".into(), Value::String(provider));
+        updates.insert("defaultModel".into(), Value::String(id));
+        self.save_choices(updates);
+        self.set_thinking_level(level);
     }
 
-    /// Sets the thinking level (off for a model that cannot reason) and records it; returns the
-    /// level in force. A change is announced with `thinking_level_changed`, as pi does.
+    /// Sets the thinking level, clamped to the model's levels
+    /// ([`Model::clamp_thinking_level`]); when that changes it, records it and saves it as the
+    /// default level (pi does not save `off` for a model that cannot reason). Returns the level
+    /// in force.
     pub fn set_thinking_level(&self, level: ThinkingLevel) -> ThinkingLevel {
         let agent = self.inner.session.agent();
-        let level = if agent.model().reasoning {
-            level
-        } else {
-            ThinkingLevel::Off
-        };
-        let changed = agent.thinking_level() != level;
+        let model = agent.model();
+        let level = model.clamp_thinking_level(level);
+        if level == agent.thinking_level() {
+            return level;
+        }
         agent.set_thinking_level(level);
         self.write(|store| store.append_thinking_level_change(thinking_level_name(level)));
-        if changed {
-            self.inner.session.emit(&SessionEvent::ThinkingLevelChanged(level));
+        self.inner.session.emit(&SessionEvent::ThinkingLevelChanged(level));
+        if model.reasoning || level != ThinkingLevel::Off {
+            let mut updates = serde_json::Map::new();
+            updates.insert(
+                "defaultThinkingLevel".into(),
+                Value::String(thinking_level_name(level).into()),
+            );
+            self.save_choices(updates);
         }
         level
     }
@@ -322,6 +403,7 @@ impl App {
         self.with_store(|store| {
             store.new_session(parent_session);
         });
+        self.sync_session_id();
         self.record_model_and_thinking_level();
         self.notify_tools(SessionReason::New, previous).await;
         Ok(())
@@ -336,6 +418,7 @@ impl App {
         self.drop_pending("Session switched.").await;
         let previous = self.session_file();
         *lock(&self.inner.store) = store;
+        self.sync_session_id();
         self.start(false, false);
         self.notify_tools(SessionReason::Switch, previous).await;
         Ok(warnings)
@@ -359,6 +442,7 @@ impl App {
         self.drop_pending("Session forked.").await;
         let forked = self.with_store(|store| store.fork_to(parent.as_deref(), self.inner.root.clone()))?;
         *lock(&self.inner.store) = forked;
+        self.sync_session_id();
         self.restore(true, true);
         self.notify_tools(SessionReason::Branch, previous).await;
         Ok(text)
@@ -615,4 +699,111 @@ fn custom_parts(custom: &CustomMessage) -> (String, UserContent, bool, Option<Va
     let display = field("display").and_then(Value::as_bool).unwrap_or(true);
     let details = field("details").cloned().filter(|d| !d.is_null());
     (custom_type, content, display, details)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::SessionOptions;
+    use pi_agent_core::faux::FauxModel;
+
+    const MODELS: &str = r#"{"providers": {"local": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions",
+        "apiKey": "k", "models": [{"id": "plain"}, {"id": "think", "reasoning": true}]}}}"#;
+
+    /// An app on a faux model that cannot reason, saving its choices to `dir/settings.json`.
+    fn app(dir: &Path) -> (App, ModelRegistry) {
+        let faux = FauxModel::new();
+        let session = AgentSession::new(SessionOptions::new(dir, faux.model()).stream_fn(faux.stream_fn())).unwrap();
+        let registry = ModelRegistry::from_json(MODELS, "models.json").unwrap();
+        let app = App::new(
+            session,
+            SessionManager::in_memory(dir),
+            Arc::new(registry.clone()),
+            None,
+            Arc::new(|warning| panic!("{warning}")),
+        );
+        app.save_choices_to(dir.join("settings.json"), None);
+        (app, registry)
+    }
+
+    fn saved(dir: &Path) -> Value {
+        std::fs::read_to_string(dir.join("settings.json"))
+            .map(|text| serde_json::from_str(&text).unwrap())
+            .unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn model_and_thinking_choices_are_saved_as_pis_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("settings.json"), r#"{"theme": "dark"}"#).unwrap();
+        let (app, registry) = app(dir.path());
+        // Switching from a model that cannot reason to one that can starts it at pi's `medium`.
+        app.set_model(registry.find("local", "think").unwrap().clone());
+        assert_eq!(app.session().agent().thinking_level(), ThinkingLevel::Medium);
+        assert_eq!(
+            saved(dir.path()),
+            json!({"theme": "dark", "defaultProvider": "local", "defaultModel": "think", "defaultThinkingLevel": "medium"})
+        );
+        // `xhigh` is not offered without a `thinkingLevelMap` naming it: it becomes `high`.
+        assert_eq!(app.set_thinking_level(ThinkingLevel::Xhigh), ThinkingLevel::High);
+        assert_eq!(saved(dir.path())["defaultThinkingLevel"], "high");
+        // A model that cannot reason is at `off`, which is not saved as the default level.
+        app.set_model(registry.find("local", "plain").unwrap().clone());
+        assert_eq!(app.session().agent().thinking_level(), ThinkingLevel::Off);
+        assert_eq!(
+            saved(dir.path()),
+            json!({"theme": "dark", "defaultProvider": "local", "defaultModel": "plain", "defaultThinkingLevel": "high"})
+        );
+        // Back to the reasoning model: the saved default level comes back.
+        app.set_model(registry.find("local", "think").unwrap().clone());
+        assert_eq!(app.session().agent().thinking_level(), ThinkingLevel::High);
+        let levels: Vec<String> = app
+            .with_store(|store| store.entries().to_vec())
+            .into_iter()
+            .filter_map(|entry| match entry.kind {
+                EntryKind::ThinkingLevelChange { thinking_level } => Some(thinking_level),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(levels, ["medium", "high", "off", "high"], "one entry per change");
+    }
+
+    #[tokio::test]
+    async fn model_calls_carry_the_session_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let faux = FauxModel::new();
+        let session =
+            AgentSession::new(SessionOptions::new(dir.path(), faux.model()).stream_fn(faux.stream_fn())).unwrap();
+        let app = App::new(
+            session,
+            SessionManager::in_memory(dir.path()),
+            Arc::new(ModelRegistry::builtin()),
+            None,
+            Arc::new(|warning| panic!("{warning}")),
+        );
+        let id = || app.with_store(|store| store.header().id.clone());
+        faux.set_responses([
+            pi_agent_core::faux::faux_assistant_text("a"),
+            pi_agent_core::faux::faux_assistant_text("b"),
+        ]);
+        app.session().prompt("one").await.unwrap();
+        let first = id();
+        app.new_session(None).await.unwrap();
+        app.session().prompt("two").await.unwrap();
+        let sent: Vec<Option<String>> = faux.calls().into_iter().map(|call| call.session_id).collect();
+        assert_eq!(sent, [Some(first), Some(id())]);
+        assert_ne!(sent[0], sent[1]);
+    }
+
+    #[test]
+    fn nothing_is_saved_without_a_settings_file_or_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let (app, _) = app(dir.path());
+        assert_eq!(app.set_thinking_level(ThinkingLevel::High), ThinkingLevel::Off);
+        assert_eq!(
+            saved(dir.path()),
+            Value::Null,
+            "off for a model that cannot reason is not a choice"
+        );
+    }
 }

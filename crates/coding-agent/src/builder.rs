@@ -14,7 +14,9 @@ use crate::custom_tools::discover;
 use crate::custom_tools::{CustomTool, CustomToolFactory, FactoryError, NamedFactory, ToolApi};
 use crate::custom_tools::{CustomTools, LoadError, load_all};
 use crate::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionError, SessionOptions, SessionSettings};
-use crate::system_prompt::{PromptParts, build_system_prompt, find_context_files, now_text, text_or_file};
+use crate::system_prompt::{
+    DocsLocation, PromptParts, build_system_prompt, find_context_files, now_text, text_or_file,
+};
 use crate::ui::ToolUi;
 
 /// Which tools start active (pi's `--tools`, `--no-builtin-tools` and `--no-tools`).
@@ -399,6 +401,7 @@ impl SessionBuilder {
                 context_files,
                 now: now_text(),
                 cwd: cwd.display().to_string(),
+                docs: DocsLocation::bundled(),
             })
         })
         .await?;

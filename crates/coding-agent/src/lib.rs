@@ -60,14 +60,16 @@ mod ui;
 pub use app::{App, AppError, SessionStats, UserMessageEntry, WarnFn};
 pub use builder::{BuildError, BuiltSession, SessionBuilder, ToolSelection};
 pub use messages::{bash_execution_text, convert_to_llm};
-pub use model_choice::{DEFAULT_MODELS, ModelChoice, ModelError, ModelRequest, choose_model, split_thinking};
+pub use model_choice::{
+    DEFAULT_MODELS, DEFAULT_THINKING_LEVEL, ModelChoice, ModelError, ModelRequest, choose_model, split_thinking,
+};
 pub use model_scope::{ScopedModel, initial_scoped_model, resolve_model_scope};
 pub use session::{
     AgentSession, DEFAULT_ACTIVE_TOOLS, RegisteredTool, SessionError, SessionEvent, SessionOptions, SessionSettings,
     SessionSubscription, ToolOrigin, ToolRegistry, supports_named_tool_choice,
 };
 pub use system_prompt::{
-    CONTEXT_FILE_NAMES, ContextFile, PromptParts, build_system_prompt, find_context_files, now_text, text_or_file,
-    tool_snippet,
+    CONTEXT_FILE_NAMES, ContextFile, DocsLocation, PromptParts, build_system_prompt, find_context_files, now_text,
+    text_or_file, tool_guidelines, tool_snippet,
 };
 pub use ui::{NoUi, NotifyKind, ToolUi};

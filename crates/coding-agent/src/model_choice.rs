@@ -24,6 +24,9 @@ pub enum ModelError {
     UnknownThinkingLevel(String),
 }
 
+/// The thinking level when neither the command line nor the settings give one (pi's `medium`).
+pub const DEFAULT_THINKING_LEVEL: ThinkingLevel = ThinkingLevel::Medium;
+
 /// The chosen model and thinking level.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelChoice {
@@ -98,8 +101,8 @@ pub fn choose_model(
     let thinking = flag_thinking
         .or(suffix_thinking)
         .or(settings.default_thinking_level)
-        .unwrap_or(ThinkingLevel::Off);
-    let thinking = if model.reasoning { thinking } else { ThinkingLevel::Off };
+        .unwrap_or(DEFAULT_THINKING_LEVEL);
+    let thinking = model.clamp_thinking_level(thinking);
     Ok(Some(ModelChoice { model, thinking }))
 }
 
@@ -247,7 +250,33 @@ mod tests {
         let choice = choose_model(&ModelRequest::default(), &Settings::default(), &keys)
             .unwrap()
             .unwrap();
-        assert_eq!(choice.to_string(), "openai/gpt-5.1");
+        assert_eq!(choice.to_string(), "openai/gpt-5.1:medium", "pi's default level");
+    }
+
+    #[test]
+    fn reasoning_models_start_at_medium_and_levels_are_clamped() {
+        let json = r#"{"providers": {"local": {"baseUrl": "http://localhost:1/v1", "api": "openai-completions",
+            "models": [{"id": "plain"}, {"id": "think", "reasoning": true},
+                       {"id": "max", "reasoning": true, "thinkingLevelMap": {"xhigh": "max", "minimal": null}}]}}}"#;
+        let registry = ModelRegistry::from_json(json, "models.json").unwrap();
+        let choose = |model: &'static str, thinking: Option<&'static str>| {
+            let request = ModelRequest {
+                provider: Some("local"),
+                model: Some(model),
+                thinking,
+            };
+            choose_model(&request, &Settings::default(), &registry)
+                .unwrap()
+                .unwrap()
+                .thinking
+        };
+        assert_eq!(choose("think", None), ThinkingLevel::Medium);
+        assert_eq!(choose("plain", None), ThinkingLevel::Off);
+        // Without a `thinkingLevelMap` naming it, `xhigh` is not offered: pi clamps it to high.
+        assert_eq!(choose("think", Some("xhigh")), ThinkingLevel::High);
+        assert_eq!(choose("max", Some("xhigh")), ThinkingLevel::Xhigh);
+        // A level the map sets to null goes to the next one up.
+        assert_eq!(choose("max", Some("minimal")), ThinkingLevel::Low);
     }
 
     #[test]

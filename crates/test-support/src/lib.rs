@@ -17,6 +17,8 @@
 //!     `models.json` that make it pi's default model — what most tests of the whole program use;
 //!   * [`anthropic`]: the Anthropic Messages API (`message_start`, content blocks, …);
 //!   * [`openai_responses`]: the OpenAI Responses API (`response.created`, output items, …).
+//! * Comparing with pi 0.73.1: [`pi_recorded`] has request bodies pi 0.73.1 sent (recorded once,
+//!   `data/pi-0.73.1/README.md` says how) and their system prompts.
 //! * Faults below HTTP: [`faults`] has a server that accepts and never answers and one that
 //!   writes raw bytes and hangs up (a stream cut mid-body).
 //! * Checking a provider's stream (pi-ai): [`stream`] has the final message, the event kinds and
@@ -78,6 +80,7 @@ pub mod landlock;
 pub mod messages;
 pub mod openai;
 pub mod openai_responses;
+pub mod pi_recorded;
 pub mod sandbox;
 pub mod scripted;
 pub mod session_files;

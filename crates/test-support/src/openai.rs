@@ -112,6 +112,7 @@ pub fn model(base_url: &str) -> Model {
         max_tokens: 16_384,
         headers: None,
         compat: None,
+        thinking_level_map: None,
     }
 }
 

@@ -47,6 +47,7 @@ pub fn model(base_url: impl Into<String>) -> Model {
         max_tokens: 128_000,
         headers: None,
         compat: None,
+        thinking_level_map: None,
     }
 }
 

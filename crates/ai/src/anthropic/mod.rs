@@ -6,7 +6,7 @@
 //! headers `x-api-key`, `anthropic-version: 2023-06-01`, `accept: text/event-stream`,
 //! `content-type: application/json`, then the model's and the call's own headers. The body:
 //!
-//! * `model`, `max_tokens` (the options', else the model's, else [`DEFAULT_MAX_TOKENS`]),
+//! * `model`, `max_tokens` (the options', else the model's up to 32000, else [`DEFAULT_MAX_TOKENS`]),
 //!   `stream: true`;
 //! * `system`: the system prompt as one text block, left out when empty;
 //! * `messages`, after [`crate::transform::prepare_messages`] (failed assistant turns left out,
@@ -20,9 +20,12 @@
 //!   block of the final user message;
 //! * `tools` (`name`, `description`, `input_schema`) and `tool_choice` (`auto`, `none`, `any`
 //!   for required, `{type: "tool", name}` for a named tool; only sent with tools);
-//! * `thinking: {type: "enabled", budget_tokens}` when a reasoning level is set on a reasoning
-//!   model ([`thinking_budget`]), except when the tool choice forces a tool call, which
-//!   Anthropic does not allow together with thinking; `temperature` only without thinking.
+//! * `thinking: {type: "enabled", budget_tokens, display: "summarized"}` when a reasoning level
+//!   (clamped to the model's levels) is set on a reasoning model, with `max_tokens` raised by the
+//!   budget ([`thinking_budget`]); `{type: "disabled"}` for a reasoning model at `off`; neither
+//!   when the tool choice forces a tool call, which Anthropic does not allow together with
+//!   thinking; `temperature` only without thinking. Tools carry `eager_input_streaming: true`
+//!   unless `compat.supportsEagerToolInputStreaming` is false.
 //!
 //! # Stream
 //!
@@ -80,4 +83,14 @@ pub fn stream(
         events::AnthropicEvents::default(),
         options.cancel.clone(),
     )
+}
+
+/// The request body for a call (for the comparison with pi's recorded bodies).
+#[cfg(test)]
+pub(crate) fn request_body(
+    model: &pi_agent_core::Model,
+    context: &pi_agent_core::LlmContext<'_>,
+    options: &pi_agent_core::StreamOptions,
+) -> serde_json::Value {
+    request::body(model, context, options)
 }

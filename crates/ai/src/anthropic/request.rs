@@ -9,7 +9,7 @@ use pi_agent_core::{
 use serde_json::{Map, Value, json};
 
 use crate::driver::PreparedRequest;
-use crate::transform::prepare_messages;
+use crate::transform::{max_output_tokens, prepare_messages, requested_level};
 
 /// Base URL used when the model has none.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -46,36 +46,39 @@ pub fn endpoint(base_url: &str) -> String {
     }
 }
 
-/// The `budget_tokens` of extended thinking for a reasoning level and a `max_tokens`.
-///
-/// Budgets per level: minimal 1024, low 2048, medium 8192, high 16384, xhigh and max 32000.
-/// The budget is clamped so that at least 1024 tokens stay for the answer, and never below
-/// Anthropic's minimum of 1024; when even that does not fit under `max_tokens` (or the level is
-/// `off`) thinking stays disabled and this returns `None`.
+/// `max_tokens` and the `budget_tokens` of extended thinking for a reasoning level, as pi-ai's
+/// `adjustMaxTokensForThinking` computes them: the level's budget (minimal 1024, low 2048, medium
+/// 8192, high 16384; `xhigh` and `max` count as high) is added to `max_tokens`, up to the
+/// model's limit (`model_max_tokens`, 0 for none); when the budget no longer fits under the
+/// result, it shrinks to leave 1024 tokens for the answer. `None` for `off`.
 ///
 /// ```
 /// use pi_agent_core::ThinkingLevel;
 /// use pi_ai::anthropic::thinking_budget;
 ///
-/// assert_eq!(thinking_budget(ThinkingLevel::Medium, 64_000), Some(8192));
-/// assert_eq!(thinking_budget(ThinkingLevel::High, 8192), Some(7168));
-/// assert_eq!(thinking_budget(ThinkingLevel::Low, 1500), Some(1024));
-/// assert_eq!(thinking_budget(ThinkingLevel::Low, 1024), None);
-/// assert_eq!(thinking_budget(ThinkingLevel::Off, 64_000), None);
+/// assert_eq!(thinking_budget(ThinkingLevel::Medium, 16_384, 16_384), Some((16_384, 8192)));
+/// assert_eq!(thinking_budget(ThinkingLevel::High, 16_384, 16_384), Some((16_384, 15_360)));
+/// assert_eq!(thinking_budget(ThinkingLevel::Low, 32_000, 64_000), Some((34_048, 2048)));
+/// assert_eq!(thinking_budget(ThinkingLevel::Off, 16_384, 16_384), None);
 /// ```
-pub fn thinking_budget(level: ThinkingLevel, max_tokens: u64) -> Option<u64> {
-    let wanted = match level {
+pub fn thinking_budget(level: ThinkingLevel, max_tokens: u64, model_max_tokens: u64) -> Option<(u64, u64)> {
+    let wanted: u64 = match level {
         ThinkingLevel::Off => return None,
         ThinkingLevel::Minimal => 1024,
         ThinkingLevel::Low => 2048,
         ThinkingLevel::Medium => 8192,
-        ThinkingLevel::High => 16_384,
-        ThinkingLevel::Xhigh | ThinkingLevel::Max => 32_000,
+        ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => 16_384,
     };
-    let budget = wanted
-        .min(max_tokens.saturating_sub(MIN_THINKING_BUDGET))
-        .max(MIN_THINKING_BUDGET);
-    (budget < max_tokens).then_some(budget)
+    let mut total = max_tokens + wanted;
+    if model_max_tokens > 0 {
+        total = total.min(model_max_tokens);
+    }
+    let budget = if total <= wanted {
+        total.saturating_sub(MIN_THINKING_BUDGET)
+    } else {
+        wanted
+    };
+    Some((total, budget))
 }
 
 /// Builds the complete request (URL, headers, body) for one call.
@@ -114,40 +117,62 @@ fn headers(model: &Model, options: &StreamOptions, api_key: Option<&str>) -> Vec
 
 /// The JSON body of the request.
 pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> Value {
-    let max_tokens = options
-        .max_tokens
-        .filter(|&n| n > 0)
-        .or((model.max_tokens > 0).then_some(model.max_tokens))
-        .unwrap_or(DEFAULT_MAX_TOKENS);
+    let has_tools = !context.tools.is_empty();
+    let choice = options.tool_choice.as_ref().filter(|_| has_tools);
+    let forced = matches!(choice, Some(ToolChoice::Required | ToolChoice::Tool(_)));
+    let mut max_tokens = max_output_tokens(model, options).unwrap_or(DEFAULT_MAX_TOKENS);
+    let level = requested_level(model, options).filter(|_| model.reasoning && !forced);
+    let budget = match level.and_then(|level| thinking_budget(level, max_tokens, model.max_tokens)) {
+        Some((total, budget)) => {
+            max_tokens = total;
+            Some(budget)
+        }
+        None => None,
+    };
+    // Keys in pi-ai's order: model, messages, max_tokens, stream, system, temperature, tools,
+    // thinking, tool_choice.
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
+    body.insert("messages".into(), Value::Array(messages(model, context.messages)));
     body.insert("max_tokens".into(), json!(max_tokens));
+    body.insert("stream".into(), json!(true));
     if !context.system_prompt.trim().is_empty() {
         body.insert(
             "system".into(),
             json!([{"type": "text", "text": context.system_prompt, "cache_control": ephemeral()}]),
         );
     }
-    body.insert("messages".into(), Value::Array(messages(model, context.messages)));
-    body.insert("stream".into(), json!(true));
-    let has_tools = !context.tools.is_empty();
-    if has_tools {
-        body.insert("tools".into(), context.tools.iter().map(tool).collect());
+    if budget.is_none()
+        && let Some(temperature) = options.temperature.filter(|t| t.is_finite())
+    {
+        body.insert("temperature".into(), json!(temperature));
     }
-    let choice = options.tool_choice.as_ref().filter(|_| has_tools);
-    let forced = matches!(choice, Some(ToolChoice::Required | ToolChoice::Tool(_)));
-    let budget = match options.reasoning {
-        Some(level) if model.reasoning && !forced => thinking_budget(level, max_tokens),
-        _ => None,
-    };
-    match (budget, options.temperature) {
-        (Some(budget), _) => {
-            body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": budget}));
+    if has_tools {
+        let eager = model
+            .compat
+            .as_ref()
+            .and_then(|compat| compat.get("supportsEagerToolInputStreaming"))
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        let mut tools: Vec<Value> = context.tools.iter().map(|t| tool(t, eager)).collect();
+        // Like the system prompt and the last user message, the tools are a cache breakpoint.
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = ephemeral();
         }
-        (None, Some(temperature)) if temperature.is_finite() => {
-            body.insert("temperature".into(), json!(temperature));
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    match budget {
+        Some(budget) => {
+            let budget = if budget == 0 { MIN_THINKING_BUDGET } else { budget };
+            body.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": budget, "display": "summarized"}),
+            );
         }
-        _ => {}
+        None if model.reasoning && !forced => {
+            body.insert("thinking".into(), json!({"type": "disabled"}));
+        }
+        None => {}
     }
     if let Some(choice) = choice {
         body.insert("tool_choice".into(), tool_choice(choice));
@@ -169,13 +194,19 @@ pub(crate) fn tool_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-fn tool(tool: &Arc<dyn AgentTool>) -> Value {
-    let mut schema = match tool.parameters().schema() {
-        Value::Object(schema) => schema.clone(),
-        _ => Map::new(),
-    };
-    schema.entry("type").or_insert_with(|| json!("object"));
-    json!({"name": tool.name(), "description": tool.description(), "input_schema": schema})
+/// A tool as pi-ai sends it: the schema's `properties` and `required` only.
+fn tool(tool: &Arc<dyn AgentTool>, eager_input_streaming: bool) -> Value {
+    let schema = tool.parameters().schema();
+    let mut out = json!({"name": tool.name(), "description": tool.description()});
+    if eager_input_streaming {
+        out["eager_input_streaming"] = Value::Bool(true);
+    }
+    out["input_schema"] = json!({
+        "type": "object",
+        "properties": schema.get("properties").cloned().unwrap_or_else(|| json!({})),
+        "required": schema.get("required").cloned().unwrap_or_else(|| json!([])),
+    });
+    out
 }
 
 /// A tool-call id Anthropic accepts (`^[a-zA-Z0-9_-]+$`, at most 64 characters); ids from
@@ -383,7 +414,10 @@ mod tests {
             ..Default::default()
         };
         let body = body_for(&[AgentMessage::user("hi")], &options);
-        assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 2048}));
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 2048, "display": "summarized"})
+        );
         assert!(body.get("temperature").is_none());
         assert!(body.get("tool_choice").is_none());
         assert!(body.get("system").is_none());
@@ -397,7 +431,8 @@ mod tests {
         let body = body_for(&[AgentMessage::user("hi")], &options);
         assert_eq!(body["temperature"], 0.5);
         assert_eq!(body["max_tokens"], 100);
-        assert!(body.get("thinking").is_none());
+        // A reasoning model at `off` is told not to think (pi-ai's `thinking: {type: "disabled"}`).
+        assert_eq!(body["thinking"], json!({"type": "disabled"}));
     }
 
     #[test]

@@ -50,6 +50,11 @@ pub struct Compat {
     pub requires_mistral_tool_ids: bool,
     /// How reasoning is requested (`thinkingFormat`: `openai`, `openrouter`, `zai`, `qwen`).
     pub thinking_format: ThinkingFormat,
+    /// Send `store: false` (`supportsStore`; off for the servers that reject it).
+    pub supports_store: bool,
+    /// Send `strict: false` in each tool (`supportsStrictMode`; off for Moonshot and Cloudflare's AI
+    /// gateway, which reject unknown fields).
+    pub supports_strict_mode: bool,
 }
 
 impl Compat {
@@ -62,6 +67,17 @@ impl Compat {
         let zai = is("zai", "api.z.ai");
         let xai = is("xai", "api.x.ai");
         let mistral = is("mistral", "mistral.ai");
+        let moonshot = provider == "moonshotai" || provider == "moonshotai-cn" || url.contains("api.moonshot.");
+        let cloudflare_gateway = is("cloudflare-ai-gateway", "gateway.ai.cloudflare.com");
+        let store_rejected = is("cerebras", "cerebras.ai")
+            || xai
+            || url.contains("chutes.ai")
+            || url.contains("deepseek.com")
+            || zai
+            || moonshot
+            || is("opencode", "opencode.ai")
+            || is("cloudflare-workers-ai", "api.cloudflare.com")
+            || cloudflare_gateway;
         let non_standard = is("cerebras", "cerebras.ai")
             || xai
             || mistral
@@ -90,6 +106,8 @@ impl Compat {
             } else {
                 ThinkingFormat::OpenAi
             },
+            supports_store: !store_rejected,
+            supports_strict_mode: !moonshot && !cloudflare_gateway,
         };
         if let Some(Value::Object(overrides)) = &model.compat {
             let flag = |key: &str, current: bool| overrides.get(key).and_then(Value::as_bool).unwrap_or(current);
@@ -104,6 +122,8 @@ impl Compat {
             );
             compat.requires_thinking_as_text = flag("requiresThinkingAsText", compat.requires_thinking_as_text);
             compat.requires_mistral_tool_ids = flag("requiresMistralToolIds", compat.requires_mistral_tool_ids);
+            compat.supports_store = flag("supportsStore", compat.supports_store);
+            compat.supports_strict_mode = flag("supportsStrictMode", compat.supports_strict_mode);
             match overrides.get("maxTokensField").and_then(Value::as_str) {
                 Some("max_tokens") => compat.max_tokens_field = MaxTokensField::MaxTokens,
                 Some("max_completion_tokens") => compat.max_tokens_field = MaxTokensField::MaxCompletionTokens,

@@ -67,3 +67,13 @@ pub fn stream(
     let protocol = protocol::CompletionsProtocol::new(model, &Compat::for_model(model));
     driver::drive(client.clone(), model, request, protocol, options.cancel.clone())
 }
+
+/// The request body for a call (for the comparison with pi's recorded bodies).
+#[cfg(test)]
+pub(crate) fn request_body(
+    model: &pi_agent_core::Model,
+    context: &pi_agent_core::LlmContext<'_>,
+    options: &pi_agent_core::StreamOptions,
+) -> serde_json::Value {
+    request::body(model, context, options, &Compat::for_model(model))
+}

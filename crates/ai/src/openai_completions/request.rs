@@ -18,7 +18,7 @@ use pi_agent_core::{
 use serde_json::{Map, Value, json};
 
 use super::compat::{Compat, MaxTokensField, ThinkingFormat};
-use crate::transform::prepare_messages;
+use crate::transform::{max_output_tokens, prepare_messages, requested_level};
 
 /// Text of the assistant message inserted between tool results and a user message when the
 /// server requires it.
@@ -56,10 +56,19 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
     body.insert("model".into(), Value::String(model.id.clone()));
     body.insert("messages".into(), Value::Array(messages(model, context, compat)));
     body.insert("stream".into(), Value::Bool(true));
+    // OpenAI's own server caches prompts by the session id (pi-ai sends it to no other).
+    if model.base_url.contains("api.openai.com")
+        && let Some(session) = options.session_id.as_deref().filter(|id| !id.is_empty())
+    {
+        body.insert("prompt_cache_key".into(), Value::String(session.to_owned()));
+    }
     if compat.supports_usage_in_streaming {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    if let Some(max_tokens) = options.max_tokens {
+    if compat.supports_store {
+        body.insert("store".into(), Value::Bool(false));
+    }
+    if let Some(max_tokens) = max_output_tokens(model, options) {
         let field = match compat.max_tokens_field {
             MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
             MaxTokensField::MaxTokens => "max_tokens",
@@ -74,14 +83,15 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
             .tools
             .iter()
             .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name(),
-                        "description": tool.description(),
-                        "parameters": tool.parameters().schema(),
-                    }
-                })
+                let mut function = json!({
+                    "name": tool.name(),
+                    "description": tool.description(),
+                    "parameters": tool.parameters().schema(),
+                });
+                if compat.supports_strict_mode {
+                    function["strict"] = Value::Bool(false);
+                }
+                json!({"type": "function", "function": function})
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
@@ -89,7 +99,7 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
             body.insert("tool_choice".into(), tool_choice(choice));
         }
     }
-    let level = options.reasoning.filter(|level| *level != ThinkingLevel::Off);
+    let level = requested_level(model, options);
     if model.reasoning {
         match compat.thinking_format {
             ThinkingFormat::EnableThinking => {
@@ -100,13 +110,18 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
                     body.insert("reasoning".into(), json!({"effort": effort(model, level)}));
                 }
             }
-            ThinkingFormat::OpenAi => {
-                if let Some(level) = level
-                    && compat.supports_reasoning_effort
-                {
+            ThinkingFormat::OpenAi if compat.supports_reasoning_effort => match level {
+                Some(level) => {
                     body.insert("reasoning_effort".into(), Value::String(effort(model, level)));
                 }
-            }
+                // At `off`, a `thinkingLevelMap` value for `off` is sent as it is (pi-ai).
+                None => {
+                    if let Some(Some(off)) = model.thinking_level_map.as_ref().and_then(|map| map.get("off")) {
+                        body.insert("reasoning_effort".into(), Value::String(off.clone()));
+                    }
+                }
+            },
+            ThinkingFormat::OpenAi => {}
         }
     }
     Value::Object(body)
@@ -123,18 +138,14 @@ pub(crate) fn tool_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-/// The `reasoning_effort` value of a level: the model's `compat.reasoningEffortMap` entry if it
-/// has one, else the level's name (`max` becomes `xhigh`, the highest OpenAI knows).
+/// The `reasoning_effort` value of a level: the model's `thinkingLevelMap` entry, else its older
+/// `compat.reasoningEffortMap` entry, else the level's name (`max` becomes `xhigh`, the highest
+/// OpenAI knows).
 fn effort(model: &Model, level: ThinkingLevel) -> String {
-    let name = match level {
-        ThinkingLevel::Off => "none",
-        ThinkingLevel::Minimal => "minimal",
-        ThinkingLevel::Low => "low",
-        ThinkingLevel::Medium => "medium",
-        ThinkingLevel::High => "high",
-        ThinkingLevel::Xhigh => "xhigh",
-        ThinkingLevel::Max => "max",
-    };
+    if let Some(Some(mapped)) = model.thinking_level_map.as_ref().and_then(|map| map.get(level.name())) {
+        return mapped.clone();
+    }
+    let name = level.name();
     let mapped = model
         .compat
         .as_ref()
@@ -383,6 +394,60 @@ mod tests {
         m.compat = Some(json!({"reasoningEffortMap": {"max": "max", "low": "small"}}));
         assert_eq!(effort(&m, ThinkingLevel::Max), "max");
         assert_eq!(effort(&m, ThinkingLevel::Low), "small");
+        m.thinking_level_map = Some([("low".to_owned(), Some("tiny".to_owned()))].into_iter().collect());
+        assert_eq!(effort(&m, ThinkingLevel::Low), "tiny", "thinkingLevelMap wins");
+    }
+
+    #[test]
+    fn only_openais_server_gets_the_session_id_as_prompt_cache_key() {
+        let context = LlmContext {
+            system_prompt: "",
+            messages: &[],
+            tools: &[],
+        };
+        let options = StreamOptions {
+            session_id: Some("s-1".into()),
+            ..StreamOptions::default()
+        };
+        let key = |m: &Model| body(m, &context, &options, &Compat::for_model(m))["prompt_cache_key"].clone();
+        assert_eq!(key(&model("openai", "https://api.openai.com/v1")), "s-1");
+        assert_eq!(key(&model("local", "http://127.0.0.1:1/v1")), Value::Null);
+    }
+
+    #[test]
+    fn thinking_level_maps_shape_reasoning_effort() {
+        let mut m = model("x", "http://h");
+        m.reasoning = true;
+        let map = |pairs: &[(&str, Option<&str>)]| {
+            Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), v.map(str::to_owned)))
+                    .collect(),
+            )
+        };
+        let context = LlmContext {
+            system_prompt: "",
+            messages: &[],
+            tools: &[],
+        };
+        let sent = |m: &Model, level: Option<ThinkingLevel>| {
+            let options = StreamOptions {
+                reasoning: level,
+                ..StreamOptions::default()
+            };
+            body(m, &context, &options, &Compat::for_model(m))["reasoning_effort"].clone()
+        };
+        // No map: xhigh is not offered and becomes high; off sends nothing.
+        assert_eq!(sent(&m, Some(ThinkingLevel::Xhigh)), "high");
+        assert_eq!(sent(&m, None), Value::Null);
+        // A map naming xhigh sends its value; a string for off is sent at off.
+        m.thinking_level_map = map(&[("xhigh", Some("max")), ("off", Some("none"))]);
+        assert_eq!(sent(&m, Some(ThinkingLevel::Xhigh)), "max");
+        assert_eq!(sent(&m, None), "none");
+        // A level set to null is skipped upwards.
+        m.thinking_level_map = map(&[("minimal", None)]);
+        assert_eq!(sent(&m, Some(ThinkingLevel::Minimal)), "low");
     }
 
     #[test]

@@ -78,3 +78,13 @@ pub fn stream(
         options.cancel.clone(),
     )
 }
+
+/// The request body for a call (for the comparison with pi's recorded bodies).
+#[cfg(test)]
+pub(crate) fn request_body(
+    model: &pi_agent_core::Model,
+    context: &pi_agent_core::LlmContext<'_>,
+    options: &pi_agent_core::StreamOptions,
+) -> serde_json::Value {
+    request::body(model, context, options)
+}

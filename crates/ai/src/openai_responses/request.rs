@@ -30,7 +30,7 @@ use pi_agent_core::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::transform::prepare_messages;
+use crate::transform::{max_output_tokens, prepare_messages, requested_level};
 
 /// Text sent as the output of a tool result that holds only images.
 const IMAGE_ONLY_RESULT: &str = "(see attached image)";
@@ -67,11 +67,11 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
     body.insert("model".into(), Value::String(model.id.clone()));
     body.insert("input".into(), Value::Array(input(model, context)));
     body.insert("stream".into(), Value::Bool(true));
-    body.insert("store".into(), Value::Bool(false));
     if let Some(session) = options.session_id.as_deref().filter(|id| !id.is_empty()) {
         body.insert("prompt_cache_key".into(), Value::String(session.to_owned()));
     }
-    if let Some(max_tokens) = options.max_tokens {
+    body.insert("store".into(), Value::Bool(false));
+    if let Some(max_tokens) = max_output_tokens(model, options) {
         body.insert("max_output_tokens".into(), Value::from(max_tokens));
     }
     if let Some(temperature) = options.temperature {
@@ -97,10 +97,26 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
         }
     }
     if model.reasoning
-        && let Some(level) = options.reasoning.filter(|level| *level != ThinkingLevel::Off)
+        && let Some(level) = requested_level(model, options)
     {
-        body.insert("reasoning".into(), json!({"effort": effort(level), "summary": "auto"}));
+        let effort = match model.thinking_level_map.as_ref().and_then(|map| map.get(level.name())) {
+            Some(Some(mapped)) => mapped.clone(),
+            _ => effort(level).to_owned(),
+        };
+        body.insert("reasoning".into(), json!({"effort": effort, "summary": "auto"}));
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    } else if model.reasoning && model.provider != "github-copilot" {
+        // A reasoning model asked not to think is told so (pi-ai: the map's `off` value, else
+        // `none`), unless its `thinkingLevelMap` marks `off` unsupported.
+        match model.thinking_level_map.as_ref().and_then(|map| map.get("off")) {
+            Some(None) => {}
+            Some(Some(off)) => {
+                body.insert("reasoning".into(), json!({"effort": off}));
+            }
+            None => {
+                body.insert("reasoning".into(), json!({"effort": "none"}));
+            }
+        }
     }
     Value::Object(body)
 }

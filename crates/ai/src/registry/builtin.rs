@@ -176,11 +176,42 @@ fn rows(provider_name: &str, rows: &[Row]) -> impl Iterator<Item = Model> {
             max_tokens,
             headers: None,
             compat: None,
+            thinking_level_map: None,
         },
     )
 }
 
+/// Built-in models whose thinking cannot be turned off (pi-ai's `thinkingLevelMap: {off: null}`).
+const ALWAYS_THINKING: &[&str] = &["gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5.1"];
+
 /// The built-in models: Anthropic's over `anthropic-messages`, OpenAI's over `openai-responses`.
 pub(crate) fn builtin_models() -> Vec<Model> {
-    rows("anthropic", ANTHROPIC).chain(rows("openai", OPENAI)).collect()
+    rows("anthropic", ANTHROPIC)
+        .chain(rows("openai", OPENAI).map(|mut model| {
+            if ALWAYS_THINKING.contains(&model.id.as_str()) {
+                model.thinking_level_map = Some([("off".to_owned(), None)].into_iter().collect());
+            }
+            model
+        }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_agent_core::ThinkingLevel;
+
+    #[test]
+    fn the_gpt_5_family_cannot_stop_thinking() {
+        let models = builtin_models();
+        let find = |id: &str| models.iter().find(|m| m.id == id).unwrap();
+        let gpt5 = find("gpt-5.1");
+        assert_eq!(gpt5.thinking_levels().first(), Some(&ThinkingLevel::Minimal));
+        assert_eq!(gpt5.clamp_thinking_level(ThinkingLevel::Off), ThinkingLevel::Minimal);
+        assert_eq!(find("o3").thinking_levels().first(), Some(&ThinkingLevel::Off));
+        assert_eq!(
+            find("claude-sonnet-4-5").thinking_levels().last(),
+            Some(&ThinkingLevel::High)
+        );
+    }
 }

@@ -367,6 +367,17 @@ impl Checker<'_> {
                     let compat = self.object(value, &at)?.clone();
                     merge_compat(&mut model.compat, &compat);
                 }
+                "thinkingLevelMap" => {
+                    let mut map = BTreeMap::new();
+                    for (level, mapped) in self.object(value, &at)? {
+                        let mapped = match mapped {
+                            Value::Null => None,
+                            other => Some(self.string(other, &at.key(level))?),
+                        };
+                        map.insert(level.clone(), mapped);
+                    }
+                    model.thinking_level_map = Some(map);
+                }
                 _ => {}
             }
         }
@@ -443,6 +454,7 @@ impl Checker<'_> {
                 max_tokens: DEFAULT_MAX_TOKENS,
                 headers: config.headers.clone(),
                 compat: config.compat.clone().map(Value::Object),
+                thinking_level_map: None,
             };
             self.model_fields(object, &at, &mut model)?;
             if model.api.is_empty() {

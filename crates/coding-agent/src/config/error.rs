@@ -11,6 +11,14 @@ pub enum SettingsError {
         /// Why.
         message: String,
     },
+    /// The file could not be written.
+    #[error("Failed to save settings to {file}: {message}")]
+    Write {
+        /// The file.
+        file: String,
+        /// Why.
+        message: String,
+    },
     /// The file is not a JSON object.
     #[error("Invalid settings in {file}:{line}:{column}: {message}")]
     Parse {

@@ -4,11 +4,13 @@
 mod error;
 mod paths;
 mod provider_retry;
+mod save;
 mod settings;
 
 pub use error::SettingsError;
 pub use paths::{AGENT_DIR_ENV, AgentPaths, project_dir, project_settings_file};
 pub use provider_retry::ProviderRetry;
+pub use save::save_global_settings;
 pub use settings::{McpServerConfig, SandboxSettings, Settings, merge, parse_thinking_level, thinking_level_name};
 
 /// Expands a leading `~` or `~/` with `$HOME` from `env`.

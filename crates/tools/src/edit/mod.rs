@@ -60,14 +60,17 @@ pub struct EditTool {
 impl EditTool {
     /// The tool editing files under `env.cwd`.
     pub fn new(env: ToolEnv) -> Self {
+        // pi's schema, key for key (`additionalProperties: false` on the call and on each edit).
         let parameters = ToolParameters::new(json!({
             "type": "object",
+            "required": ["path", "edits"],
             "properties": {
                 "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
                 "edits": {
                     "type": "array",
                     "items": {
                         "type": "object",
+                        "required": ["oldText", "newText"],
                         "properties": {
                             "oldText": {
                                 "type": "string",
@@ -75,12 +78,12 @@ impl EditTool {
                             },
                             "newText": {"type": "string", "description": "Replacement text for this targeted edit."}
                         },
-                        "required": ["oldText", "newText"]
+                        "additionalProperties": false
                     },
                     "description": "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead."
                 }
             },
-            "required": ["path", "edits"]
+            "additionalProperties": false
         }));
         EditTool { env, parameters }
     }
@@ -310,6 +313,25 @@ impl TypedTool for EditTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The schema is pi 0.73.1's, key order included (the recording is pi's request body; see
+    /// `crates/test-support/data/pi-0.73.1/README.md`).
+    #[test]
+    fn the_schema_is_pis_byte_for_byte() {
+        let recorded: Value =
+            serde_json::from_str(include_str!("../../../test-support/data/pi-0.73.1/cc-plain.json")).unwrap();
+        let pis = recorded["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|tool| tool["function"]["name"] == "edit")
+            .unwrap();
+        let tool = EditTool::new(ToolEnv::new(std::env::temp_dir()));
+        assert_eq!(
+            serde_json::to_string(tool.parameters.schema()).unwrap(),
+            serde_json::to_string(&pis["function"]["parameters"]).unwrap()
+        );
+    }
 
     /// The helpers at a glance (the example the module documentation used to carry).
     #[test]

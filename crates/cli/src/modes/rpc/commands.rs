@@ -15,16 +15,6 @@ use super::state::Rpc;
 use pi_coding_agent::config::{parse_thinking_level, thinking_level_name};
 use pi_session_store::EntryKind;
 
-/// Thinking levels in `cycle_thinking_level` order.
-const THINKING_CYCLE: [ThinkingLevel; 6] = [
-    ThinkingLevel::Off,
-    ThinkingLevel::Minimal,
-    ThinkingLevel::Low,
-    ThinkingLevel::Medium,
-    ThinkingLevel::High,
-    ThinkingLevel::Xhigh,
-];
-
 type Reply = Result<Option<Value>, String>;
 
 fn text_field(command: &Map<String, Value>, name: &str) -> Result<String, String> {
@@ -319,12 +309,10 @@ fn cycle_model(rpc: &Rpc) -> Value {
     })
 }
 
+/// The model's levels, in `cycle_thinking_level` order (pi: `off` to `high`, `xhigh` only for
+/// models whose `thinkingLevelMap` names it).
 fn available_levels(rpc: &Rpc) -> Vec<ThinkingLevel> {
-    if rpc.app.session().agent().model().reasoning {
-        THINKING_CYCLE.to_vec()
-    } else {
-        vec![ThinkingLevel::Off]
-    }
+    rpc.app.session().agent().model().thinking_levels()
 }
 
 fn set_thinking_level(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
@@ -335,6 +323,10 @@ fn set_thinking_level(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
 }
 
 fn cycle_thinking_level(rpc: &Rpc) -> Value {
+    // pi answers `null` for a model that cannot reason.
+    if !rpc.app.session().agent().model().reasoning {
+        return Value::Null;
+    }
     let levels = available_levels(rpc);
     let current = rpc.app.session().agent().thinking_level();
     let next = levels
