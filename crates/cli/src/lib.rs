@@ -3,21 +3,24 @@
 
 mod args;
 pub mod demo;
+mod error;
 mod input;
+mod io;
 pub mod logging;
 mod model;
 pub mod modes;
 mod sessions;
 
 pub use args::{Args, ArgsError, Mode};
+pub use error::CliError;
 pub use input::{InputError, Prompts, build_prompts};
+pub use io::Io;
 pub use model::{list_models, no_model_help};
 pub use sessions::{SESSION_DIR_ENV, session_root};
 
-use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use pi_ai::ModelRegistry;
 use pi_coding_agent::AgentSession;
@@ -27,9 +30,9 @@ use pi_coding_agent::{App, WarnFn};
 use pi_coding_agent::{
     ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
 };
-use pi_session_store::{SessionManager, StoreError};
+use pi_session_store::SessionManager;
 
-use crate::modes::print::Output;
+use crate::io::say;
 
 /// The version `pi --version` prints.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -74,98 +77,6 @@ pub fn main_with(options: RunOptions) -> std::process::ExitCode {
     // alive once the run is over.
     runtime.shutdown_background();
     ExitCode::from(u8::try_from(code).unwrap_or(1))
-}
-
-/// The standard streams of a run, replaceable in tests.
-pub struct Io {
-    /// Standard output.
-    pub stdout: Output,
-    /// Standard error.
-    pub stderr: Output,
-    /// Piped standard input, already read (`None` when stdin is a terminal or unused).
-    pub stdin: Option<String>,
-    /// Whether stdin and stdout are terminals (the interactive mode needs both).
-    pub interactive: bool,
-}
-
-impl Io {
-    /// The process's streams. Piped stdin is read when `args` may send it as a prompt: not in RPC
-    /// mode (stdin carries commands), nor for `--demo` or `--list-models`.
-    pub fn process(args: &Args) -> Io {
-        let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-        let wants_prompt = args.mode() != Mode::Rpc && !args.demo && args.list_models.is_none();
-        let stdin = if wants_prompt && !std::io::stdin().is_terminal() {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).ok().map(|_| text)
-        } else {
-            None
-        };
-        Io {
-            stdout: Arc::new(Mutex::new(std::io::stdout())),
-            stderr: Arc::new(Mutex::new(std::io::stderr())),
-            stdin,
-            interactive,
-        }
-    }
-}
-
-/// Writes `text` as a line, every secret redacted ([`pi_ai::redact`]).
-fn say(output: &Output, text: &str) {
-    let text = pi_ai::redact(text, None);
-    let text = text.as_str();
-    let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
-    let _ = out.write_all(text.as_bytes());
-    if !text.ends_with('\n') {
-        let _ = out.write_all(b"\n");
-    }
-    let _ = out.flush();
-}
-
-/// What went wrong before a mode could start; its text is what `pi` prints on stderr.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    /// The process's working directory cannot be read.
-    #[error("pi: cannot read the working directory: {0}")]
-    WorkingDirectory(#[source] std::io::Error),
-    /// Neither `HOME` nor `PI_CODING_AGENT_DIR` says where pi's files are.
-    #[error("pi: HOME is not set (or set PI_CODING_AGENT_DIR)")]
-    NoAgentDir,
-    /// `settings.json` (global or project) is invalid.
-    #[error("pi: {0}")]
-    Settings(#[from] pi_coding_agent::config::SettingsError),
-    /// `models.json` is invalid.
-    #[error("pi: {0}")]
-    Models(#[from] pi_ai::RegistryError),
-    /// The requested model, provider or thinking level does not exist.
-    #[error("pi: {0}")]
-    Model(#[from] pi_coding_agent::ModelError),
-    /// Nothing was asked for and no provider is configured: the help screen.
-    #[error("{}", no_model_help())]
-    NoModel,
-    /// The prompt arguments (`@file`s, piped input) could not be read.
-    #[error("pi: {0}")]
-    Input(#[from] InputError),
-    /// The session could not be built.
-    #[error("pi: {0}")]
-    Session(#[from] pi_coding_agent::BuildError),
-    /// The session file could not be opened, found or created.
-    #[error("pi: {0}")]
-    Store(#[from] StoreError),
-    /// `--fork` together with a flag that picks another session.
-    #[error("pi: --fork cannot be combined with {0}")]
-    ForkConflict(String),
-    /// `--resume` without a terminal to pick on.
-    #[error("pi: --resume needs a terminal to pick from; use --session <id> or -c")]
-    ResumeNeedsTerminal,
-    /// `--resume`: the number typed names no session.
-    #[error("pi: no session numbered {0}")]
-    NoSuchSession(String),
-    /// Reading the terminal failed.
-    #[error("{0}")]
-    Terminal(#[from] std::io::Error),
-    /// A blocking start-up step panicked or was cancelled.
-    #[error("{0}")]
-    Interrupted(#[from] tokio::task::JoinError),
 }
 
 /// Everything a mode needs.

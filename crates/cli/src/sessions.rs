@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use pi_coding_agent::config::{AgentPaths, Settings, expand_home};
 use pi_session_store::{LoadWarning, SessionManager, SessionRoot};
 
-use crate::{Args, CliError, Io, say};
+use crate::args::Args;
+use crate::error::CliError;
+use crate::io::{Io, say};
 
 /// The environment variable that moves the session directory (pi's `PI_CODING_AGENT_SESSION_DIR`).
 pub const SESSION_DIR_ENV: &str = "PI_CODING_AGENT_SESSION_DIR";

@@ -35,8 +35,10 @@
 //! # });
 //! ```
 
+mod event;
 mod registry;
 
+pub use event::SessionEvent;
 pub use registry::{RegisteredTool, ToolOrigin, ToolRegistry};
 
 mod queued;
@@ -57,8 +59,8 @@ use crate::custom_tools::{
 };
 use crate::resolve::{
     DEFAULT_FORCE_LIMIT, DirectiveOptions, ForcingStopped, PendingActionStore, RejectOutcome, RejectReason,
-    ResolveAction, ResolveForcing, ResolveOutcome, ResolveParams, ResolveRuntime, ResolveTool, StandingHandler,
-    ToolChoiceQueue, resolve_reminder,
+    ResolveAction, ResolveForcing, ResolveParams, ResolveRuntime, ResolveTool, StandingHandler, ToolChoiceQueue,
+    resolve_reminder,
 };
 use crate::ui::{NoUi, ToolUi};
 
@@ -200,68 +202,6 @@ impl SessionOptions {
     pub fn settings(mut self, settings: SessionSettings) -> Self {
         self.settings = settings;
         self
-    }
-}
-
-/// An event of the session: every agent event, pi's session events (`queue_update`,
-/// `thinking_level_changed`, `session_info_changed`), plus what the resolve runtime does.
-// Events are handed to listeners by reference and never stored in bulk, so the size difference
-// between the agent-event variant and the others costs nothing worth a box per event.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone)]
-pub enum SessionEvent {
-    /// An event of the agent loop.
-    Agent(AgentEvent),
-    /// A preview was staged.
-    PendingActionPushed {
-        /// Its label.
-        label: String,
-        /// The tool that staged it.
-        source_tool_name: String,
-        /// Pending actions now.
-        pending: usize,
-    },
-    /// A `resolve` invocation finished (by the model or the user).
-    Resolved(ResolveOutcome),
-    /// The model did not resolve the pending action in `attempts` forced calls in a row, so
-    /// the session stopped forcing; the action stays pending for the user.
-    ResolveForcingStopped(ForcingStopped),
-    /// The steering or follow-up queue changed (pi's `queue_update`): the texts of the user
-    /// messages still waiting in each, oldest first.
-    QueueUpdate {
-        /// Steering messages not delivered yet.
-        steering: Vec<String>,
-        /// Follow-up messages not delivered yet.
-        follow_up: Vec<String>,
-    },
-    /// The thinking level changed (pi's `thinking_level_changed`), to this level.
-    ThinkingLevelChanged(ThinkingLevel),
-    /// The session was named (pi's `session_info_changed`): the name now.
-    SessionInfoChanged {
-        /// The session's name.
-        name: Option<String>,
-    },
-}
-
-impl SessionEvent {
-    /// A one-line notice a UI can show for the session's own events.
-    pub fn notice(&self) -> Option<String> {
-        match self {
-            SessionEvent::Agent(_)
-            | SessionEvent::QueueUpdate { .. }
-            | SessionEvent::ThinkingLevelChanged(_)
-            | SessionEvent::SessionInfoChanged { .. } => None,
-            SessionEvent::PendingActionPushed { label, .. } => Some(format!("Pending: {label}")),
-            SessionEvent::Resolved(outcome) => Some(match (&outcome.error, outcome.action) {
-                (Some(error), _) => format!("Resolve failed: {error}"),
-                (None, ResolveAction::Apply) => format!("Applied: {}", outcome.label),
-                (None, ResolveAction::Discard) => format!("Discarded: {}", outcome.label),
-            }),
-            SessionEvent::ResolveForcingStopped(stopped) => Some(format!(
-                "The model did not call resolve in {} forced turns; stopped forcing it. Still pending: {}",
-                stopped.attempts, stopped.label
-            )),
-        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use pi_agent_core::AgentMessage;
 
-use super::SessionEvent;
+use super::event::SessionEvent;
 
 /// Texts of the user messages queued through `steer` / `follow_up` and not delivered yet, each
 /// list oldest first.
