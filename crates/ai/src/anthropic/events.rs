@@ -194,7 +194,12 @@ impl AnthropicEvents {
         if let Some(n) = usage.cache_creation_input_tokens {
             total.cache_write = n;
         }
-        total.total_tokens = total.input + total.output + total.cache_read + total.cache_write;
+        // A server's counts are not trusted to be small: saturate rather than overflow.
+        total.total_tokens = total
+            .input
+            .saturating_add(total.output)
+            .saturating_add(total.cache_read)
+            .saturating_add(total.cache_write);
         builder.set_usage(self.usage);
     }
 

@@ -367,7 +367,10 @@ fn usage(wire: &WireUsage) -> Usage {
         output,
         cache_read,
         cache_write,
-        total_tokens: input + output + cache_read + cache_write,
+        total_tokens: input
+            .saturating_add(output)
+            .saturating_add(cache_read)
+            .saturating_add(cache_write),
         ..Usage::default()
     }
 }

@@ -409,7 +409,7 @@ impl ResponsesProtocol {
                 output,
                 cache_read: cached,
                 cache_write: 0,
-                total_tokens: u64_field(usage, "total_tokens").unwrap_or(input + output),
+                total_tokens: u64_field(usage, "total_tokens").unwrap_or(input.saturating_add(output)),
                 ..Usage::default()
             });
         }

@@ -154,3 +154,25 @@ fn fuzz_anthropic_events_long_wrong_typed_field() {
         );
     }
 }
+
+/// Found while fuzzing: usage counts near `u64::MAX` overflowed the sum of `total_tokens` (a
+/// panic in debug builds); the sum now saturates.
+#[test]
+fn fuzz_anthropic_events_huge_usage_counts_saturate() {
+    let max = u64::MAX;
+    let body = sse_body(&[
+        (
+            Some("message_start".to_owned()),
+            json!({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": max, "output_tokens": max}}})
+                .to_string(),
+        ),
+        (
+            Some("message_delta".to_owned()),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                "usage": {"cache_read_input_tokens": max, "cache_creation_input_tokens": max}})
+            .to_string(),
+        ),
+    ]);
+    let result = run(&mut AnthropicEvents::default(), &[&body]);
+    assert!(result.is_ok(), "{result:?}");
+}
