@@ -76,6 +76,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let status = crate::cargo(root)
         .args(&args)
         .env(CASES_ENV, options.cases.to_string())
+        // A new random seed per run (unless PI_FUZZ_SEED fixes one), even under CI.
+        .env_remove("CI")
         .status()
         .with_context(|| format!("could not start `{line}`"))?;
     if !status.success() {

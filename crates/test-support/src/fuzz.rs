@@ -32,7 +32,7 @@
 //! ```
 
 use proptest::prelude::*;
-use proptest::test_runner::Config;
+use proptest::test_runner::{Config, RngSeed};
 use serde_json::Value;
 
 /// The variable that sets the number of cases of every fuzz target.
@@ -50,11 +50,34 @@ pub fn cases() -> u32 {
         .unwrap_or(DEFAULT_CASES)
 }
 
-/// The proptest configuration of a fuzz target: [`cases`] cases, failures persisted beside the
-/// source (`proptest-regressions/`), and shrinking bounded so a failure is reported in seconds.
+/// The variable that fixes the random seed of every fuzz target (a number).
+pub const SEED_ENV: &str = "PI_FUZZ_SEED";
+
+/// The seed under `CI` when [`SEED_ENV`] is not set.
+pub const CI_SEED: u64 = 0x0070_692d_7275_7374; // "pi-rust"
+
+/// The seed: [`SEED_ENV`] when it is a number; else [`CI_SEED`] when `CI` is set (`cargo xtask ci`
+/// sets it), so that CI runs the same cases every time and a failure there can be repeated; else
+/// a new random seed per run (`cargo test` by hand, `cargo xtask fuzz`), so that every run looks
+/// somewhere new.
+pub fn seed() -> RngSeed {
+    match std::env::var(SEED_ENV)
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+    {
+        Some(seed) => RngSeed::Fixed(seed),
+        None if std::env::var_os("CI").is_some_and(|value| !value.is_empty()) => RngSeed::Fixed(CI_SEED),
+        None => RngSeed::Random,
+    }
+}
+
+/// The proptest configuration of a fuzz target: [`cases`] cases from [`seed`], failures persisted
+/// beside the source (`proptest-regressions/`), and shrinking bounded so a failure is reported in
+/// seconds.
 pub fn config() -> Config {
     Config {
         cases: cases(),
+        rng_seed: seed(),
         max_shrink_iters: 2048,
         max_shrink_time: 30_000,
         ..Config::default()
