@@ -453,24 +453,22 @@ async fn state_mutators_copy_the_lists() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn steer_and_follow_up_do_not_touch_the_transcript() {
+    // Each message is made once: `user` stamps the time, so two made apart can differ by a tick.
+    let [hello, steer, later, then, again] = ["hello", "steer", "later", "then", "again"].map(user);
     let agent = Agent::new(AgentOptions::default());
-    agent.set_messages(vec![user("hello")]);
-    agent.steer(user("steer"));
-    agent.follow_up(user("later"));
+    agent.set_messages(vec![hello]);
+    agent.steer(steer.clone());
+    agent.follow_up(later.clone());
 
     assert_eq!(agent.messages().len(), 1);
     assert!(agent.has_queued_messages());
-    assert_eq!(agent.clear_steering_queue(), vec![user("steer")]);
+    assert_eq!(agent.clear_steering_queue(), vec![steer]);
     assert!(agent.has_queued_messages());
-    assert_eq!(agent.clear_follow_up_queue(), vec![user("later")]);
+    assert_eq!(agent.clear_follow_up_queue(), vec![later]);
     assert!(!agent.has_queued_messages());
-    agent.follow_up(user("then"));
-    agent.steer(user("again"));
-    assert_eq!(
-        agent.clear_all_queues(),
-        vec![user("again"), user("then")],
-        "steering first"
-    );
+    agent.follow_up(then.clone());
+    agent.steer(again.clone());
+    assert_eq!(agent.clear_all_queues(), vec![again, then], "steering first");
     assert!(agent.clear_all_queues().is_empty());
     assert!(!agent.has_queued_messages());
     assert_eq!(agent.messages().len(), 1);
