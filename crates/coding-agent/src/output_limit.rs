@@ -54,6 +54,9 @@ impl AgentTool for Limited {
     fn prepare_arguments(&self, args: Value) -> Value {
         self.0.prepare_arguments(args)
     }
+    fn mutated_files(&self, args: &Value) -> Vec<PathBuf> {
+        self.0.mutated_files(args)
+    }
     async fn execute(&self, call_id: &str, args: Value, ctx: ToolContext) -> Result<ToolResult, ToolError> {
         let mut result = self.0.execute(call_id, args, ctx).await?;
         limit_result(&mut result).await;
@@ -123,6 +126,28 @@ mod tests {
             .map(|i| i + "Full output: ".len())
             .unwrap_or(0);
         PathBuf::from(text[start..].trim_end_matches(']'))
+    }
+
+    /// Found reviewing the merge of issue 14's branches: the wrapper dropped the files a custom
+    /// tool declares (`mutatedPaths`), so a session's custom tools lost their place in the
+    /// per-file queue. Everything the loop asks a tool must reach the wrapped one.
+    #[test]
+    fn the_wrapper_answers_every_question_the_loop_asks_as_the_tool_does() {
+        let tool = pi_agent_core::FnTool::new(
+            "touch",
+            "Touch a file",
+            serde_json::json!({"type": "object"}),
+            |_id, _args, _ctx| async { Ok(ToolResult::text("ok")) },
+        )
+        .with_execution_mode(ToolExecutionMode::Sequential)
+        .with_mutated_files(|args| args["path"].as_str().map(PathBuf::from).into_iter().collect());
+        let tool: Arc<dyn AgentTool> = Arc::new(tool);
+        let limited = limit_output(tool.clone());
+        let args = serde_json::json!({"path": "/work/a.txt"});
+        assert_eq!(limited.mutated_files(&args), [PathBuf::from("/work/a.txt")]);
+        assert_eq!(limited.mutated_files(&args), tool.mutated_files(&args));
+        assert_eq!(limited.execution_mode(), tool.execution_mode());
+        assert_eq!(limited.name(), tool.name());
     }
 
     #[tokio::test]
