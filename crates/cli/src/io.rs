@@ -1,10 +1,12 @@
 //! The standard streams of a run and the one way a line is written to them.
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::sync::{Arc, Mutex};
 
 use crate::args::{Args, Mode};
-use crate::modes::print::Output;
+
+/// Where output goes: stdout or stderr, or a buffer in tests.
+pub type Output = Arc<Mutex<dyn Write + Send>>;
 
 /// The standard streams of a run, replaceable in tests.
 pub struct Io {
@@ -39,14 +41,20 @@ impl Io {
     }
 }
 
-/// Writes `text` as a line, every secret redacted ([`pi_ai::redact`]).
-pub(crate) fn say(output: &Output, text: &str) {
+/// Writes `text` to `output` with every secret redacted ([`pi_ai::redact`]), then a newline when
+/// `newline`, and flushes: the one way pi's modes write to stdout and stderr. A closed stream
+/// (`pi -p … | head`) is ignored, never a crash.
+pub(crate) fn write_redacted(output: &Output, text: &str, newline: bool) {
     let text = pi_ai::redact(text, None);
-    let text = text.as_str();
     let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
     let _ = out.write_all(text.as_bytes());
-    if !text.ends_with('\n') {
+    if newline {
         let _ = out.write_all(b"\n");
     }
     let _ = out.flush();
+}
+
+/// Writes `text` as a line (a newline is added unless it ends with one), every secret redacted.
+pub(crate) fn say(output: &Output, text: &str) {
+    write_redacted(output, text, !text.ends_with('\n'));
 }

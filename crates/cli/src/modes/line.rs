@@ -5,6 +5,7 @@
 //! Commands: `/apply [reason]` and `/discard [reason]` resolve the newest pending preview, `/quit`
 //! (or end of input) leaves.
 
+use crate::io::write_redacted;
 use std::io::BufRead;
 
 use pi_agent_core::AgentMessage;
@@ -15,12 +16,9 @@ use super::print::Output;
 use pi_coding_agent::AgentSession;
 use pi_coding_agent::resolve::ResolveAction;
 
-/// Writes `text`, every secret redacted ([`pi_ai::redact`]).
+/// Writes `text`, every secret redacted.
 fn write(output: &Output, text: &str) {
-    let text = pi_ai::redact(text, None);
-    let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    write_redacted(output, text, false);
 }
 
 /// Reads stdin lines on a blocking thread.

@@ -13,8 +13,7 @@
 //! [`EXIT_REJECT_REASON`] (top first), so a tool with side state hears that its preview is gone; a
 //! failing `reject` is one more stderr line, in both modes.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use crate::io::write_redacted;
 
 use pi_agent_core::{AgentMessage, ContentBlock, StopReason};
 use serde_json::Value;
@@ -29,16 +28,11 @@ pub const EXIT_PREVIEW_NOT_APPLIED: i32 = 3;
 /// with (as `Session switched.` is when `/resume` drops one).
 pub const EXIT_REJECT_REASON: &str = "pi exited without applying the preview.";
 
-/// Where the output goes.
-pub type Output = Arc<Mutex<dyn Write + Send>>;
+pub use crate::io::Output;
 
-/// Writes `line` and a newline, every secret redacted ([`pi_ai::redact`]).
+/// Writes `line` and a newline, every secret redacted.
 fn write_line(output: &Output, line: &str) {
-    let line = pi_ai::redact(line, None);
-    let mut out = output.lock().unwrap_or_else(|p| p.into_inner());
-    // A closed stdout (e.g. `pi -p … | head`) must not crash the run.
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
+    write_redacted(output, line, true);
 }
 
 /// Runs `prompts` in text print mode; returns the exit code.

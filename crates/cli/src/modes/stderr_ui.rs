@@ -3,6 +3,7 @@
 //! `onSession` failed, a failing `session` request of a process tool — go to stderr as `pi: <message>`,
 //! like the load errors of custom tools. Information notices are dropped, as pi drops them without a UI.
 
+use crate::io::write_redacted;
 use async_trait::async_trait;
 use pi_coding_agent::{NoUi, NotifyKind, ToolUi};
 
@@ -38,9 +39,7 @@ impl ToolUi for StderrUi {
         if kind == NotifyKind::Info {
             return;
         }
-        let mut out = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = writeln!(out, "pi: {}", pi_ai::redact(message, None));
-        let _ = out.flush();
+        write_redacted(&self.stderr, &format!("pi: {message}"), true);
     }
 }
 

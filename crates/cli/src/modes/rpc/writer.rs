@@ -1,5 +1,6 @@
 //! [`Writer`]: the RPC output, one JSON line at a time.
 
+use crate::io::write_redacted;
 use serde_json::Value;
 
 use crate::modes::print::Output;
@@ -24,10 +25,7 @@ impl Writer {
     /// Writes `line` (one JSON object, already serialized) as one line, every secret redacted,
     /// and flushes.
     pub fn text(&self, line: &str) {
-        let line = pi_ai::redact(line, None);
-        let mut out = self.output.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
+        write_redacted(&self.output, line, true);
     }
 }
 
