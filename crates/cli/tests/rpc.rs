@@ -498,3 +498,67 @@ async fn model_and_thinking_choices_are_saved_and_the_command_lines_are_not() {
     })
     .await;
 }
+
+/// `cycle_model` onto a reasoning model from one that cannot reason gives it the saved default
+/// level (else pi's `medium`), as `set_model` does and pi's cycling does: not the `off` of the
+/// model left, and one `thinking_level_changed`.
+#[tokio::test(flavor = "multi_thread")]
+async fn cycle_model_onto_a_reasoning_model_restores_its_thinking_level() {
+    let server = MockServer::start(vec![]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.write_models_json(
+        &json!({"providers": {"mock": {"baseUrl": server.url("/v1"), "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "think", "reasoning": true}, {"id": "plain"}]}}})
+        .to_string(),
+    );
+    let mut rpc = Rpc::start_in(sandbox, &["--mode", "rpc", "--model", "mock/think"]);
+    on_blocking(move || {
+        rpc.send(json!({"type": "set_thinking_level", "id": "l", "level": "high"}));
+        rpc.response("l");
+        rpc.send(json!({"type": "set_model", "id": "m", "provider": "mock", "modelId": "plain"}));
+        rpc.response("m");
+        rpc.send(json!({"type": "get_state", "id": "s"}));
+        assert_eq!(rpc.response("s")["data"]["thinkingLevel"], "off");
+        let before = rpc.seen.len();
+        rpc.send(json!({"type": "cycle_model", "id": "c"}));
+        let cycled = rpc.response("c");
+        assert_eq!(cycled["data"]["model"]["id"], "think");
+        assert_eq!(cycled["data"]["thinkingLevel"], "high", "{cycled}");
+        let changes: Vec<&Value> = rpc.seen[before..]
+            .iter()
+            .filter(|v| v["type"] == "thinking_level_changed")
+            .collect();
+        assert_eq!(changes, [&json!({"type": "thinking_level_changed", "level": "high"})]);
+        rpc.close();
+    })
+    .await;
+}
+
+/// A command stopped by `abort_bash` has no exit code: pi leaves `exitCode` out of the response
+/// and of the `bashExecution` message (not `null`).
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_bash_leaves_the_exit_code_out() {
+    let server = MockServer::start(vec![]).await;
+    let mut rpc = Rpc::start(&server);
+    on_blocking(move || {
+        rpc.send(json!({"type": "bash", "id": "b", "command": "echo started; sleep 30"}));
+        rpc.event("bash_execution_update");
+        rpc.send(json!({"type": "abort_bash", "id": "a"}));
+        rpc.response("a");
+        let bash = rpc.response("b");
+        assert_eq!(
+            bash["data"],
+            json!({"output": "started\n", "cancelled": true, "truncated": false})
+        );
+        let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+        assert_eq!(keys(&bash["data"]), ["output", "cancelled", "truncated"]);
+        rpc.send(json!({"type": "get_messages", "id": "m"}));
+        let messages = rpc.response("m")["data"]["messages"].clone();
+        assert_eq!(
+            keys(&messages[0]),
+            ["role", "command", "output", "cancelled", "truncated", "timestamp"]
+        );
+        rpc.close();
+    })
+    .await;
+}

@@ -323,16 +323,25 @@ impl App {
     /// level carries over, clamped to the new model's levels (pi: from a model that cannot reason
     /// the saved default level, else `medium`).
     pub fn set_model(&self, model: Model) {
+        self.set_model_and_thinking(model, None);
+    }
+
+    /// [`App::set_model`], then `thinking` when given (a scoped model's level, `--models
+    /// sonnet:high`) instead of the level carried over: one `thinking_level_changed` at most, as
+    /// pi's model cycling does.
+    pub fn set_model_and_thinking(&self, model: Model, thinking: Option<ThinkingLevel>) {
         let (provider, id) = (model.provider.clone(), model.id.clone());
         let agent = self.inner.session.agent();
-        let level = if agent.model().reasoning {
-            agent.thinking_level()
-        } else {
-            pi_agent_core::lock(&self.inner.choices)
-                .as_ref()
-                .and_then(|choices| choices.default_thinking)
-                .unwrap_or(crate::DEFAULT_THINKING_LEVEL)
-        };
+        let level = thinking.unwrap_or_else(|| {
+            if agent.model().reasoning {
+                agent.thinking_level()
+            } else {
+                pi_agent_core::lock(&self.inner.choices)
+                    .as_ref()
+                    .and_then(|choices| choices.default_thinking)
+                    .unwrap_or(crate::DEFAULT_THINKING_LEVEL)
+            }
+        });
         agent.set_model(model);
         self.write(|store| store.append_model_change(&provider, &id));
         let mut updates = serde_json::Map::new();

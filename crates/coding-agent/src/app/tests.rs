@@ -65,6 +65,27 @@ fn model_and_thinking_choices_are_saved_as_pis_defaults() {
     assert_eq!(levels, ["medium", "high", "off", "high"], "one entry per change");
 }
 
+#[test]
+fn a_level_given_with_the_model_replaces_the_carried_one_in_one_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, registry) = app(dir.path());
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let _subscription = app.session().subscribe(move |event| {
+        if let SessionEvent::ThinkingLevelChanged(level) = event {
+            seen.lock().unwrap().push(*level);
+        }
+    });
+    // Without the level, the switch would carry `medium` over first (see above).
+    app.set_model_and_thinking(
+        registry.find("local", "think").unwrap().clone(),
+        Some(ThinkingLevel::Low),
+    );
+    assert_eq!(app.session().agent().thinking_level(), ThinkingLevel::Low);
+    assert_eq!(*events.lock().unwrap(), [ThinkingLevel::Low]);
+    assert_eq!(saved(dir.path())["defaultThinkingLevel"], "low");
+}
+
 #[tokio::test]
 async fn model_calls_carry_the_session_id() {
     let dir = tempfile::tempdir().unwrap();

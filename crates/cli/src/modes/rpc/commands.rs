@@ -297,11 +297,9 @@ fn cycle_model(rpc: &Rpc) -> Value {
         .position(|(m, _)| m.provider == current.provider && m.id == current.id)
         .unwrap_or(0);
     let (model, thinking) = &models[(index + 1) % models.len()];
-    let wanted = thinking.unwrap_or_else(|| rpc.app.session().agent().thinking_level());
-    rpc.app.set_model(model.clone());
-    if wanted != rpc.app.session().agent().thinking_level() {
-        rpc.app.set_thinking_level(wanted);
-    }
+    // Without a level of its own the model gets the level carried over as `set_model` does (from
+    // a model that cannot reason: the saved default), as pi's cycling does.
+    rpc.app.set_model_and_thinking(model.clone(), *thinking);
     json!({
         "model": model_json(model),
         "thinkingLevel": thinking_level_name(rpc.app.session().agent().thinking_level()),
@@ -380,25 +378,28 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
             .unwrap_or_else(|p| p.into_inner())
             .retain(|(running, _)| *running != slot);
         let reply = result.map_err(|error| error.to_string()).map(|run| {
-            let mut data = json!({
-                "output": run.output,
-                "exitCode": run.exit_code,
-                "cancelled": run.cancelled,
-                "truncated": run.truncation.is_some(),
-            });
+            // pi's keys, in its order; a command stopped by `abort_bash` has no exit code, and
+            // pi leaves the field out then.
+            let mut data = Map::new();
+            data.insert("output".into(), run.output.into());
+            if let Some(code) = run.exit_code {
+                data.insert("exitCode".into(), code.into());
+            }
+            data.insert("cancelled".into(), run.cancelled.into());
+            data.insert("truncated".into(), run.truncation.is_some().into());
             if let Some(path) = &run.full_output_path {
-                data["fullOutputPath"] = path.display().to_string().into();
+                data.insert("fullOutputPath".into(), path.display().to_string().into());
             }
             // pi's key order: command, the result's fields, timestamp.
             let mut fields = Map::new();
             fields.insert("command".into(), text.clone().into());
-            fields.extend(data.as_object().cloned().unwrap_or_default());
+            fields.extend(data.clone());
             fields.insert("timestamp".into(), now_ms().into());
             rpc.app.add_message(AgentMessage::Custom(pi_agent_core::CustomMessage {
                 role: "bashExecution".into(),
                 fields,
             }));
-            Some(data)
+            Some(Value::Object(data))
         });
         rpc.respond("bash", id.as_ref(), reply);
     });
