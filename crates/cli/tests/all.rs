@@ -13,5 +13,6 @@ mod interactive_loop;
 mod interactive_screens;
 mod pi_073;
 mod rpc;
+mod rpc_client;
 mod session_flags;
 mod tmux;
