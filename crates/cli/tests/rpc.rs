@@ -544,8 +544,16 @@ async fn abort_bash_leaves_the_exit_code_out() {
         rpc.send(json!({"type": "bash", "id": "b", "command": "echo started; sleep 30"}));
         rpc.event("bash_execution_update");
         rpc.send(json!({"type": "abort_bash", "id": "a"}));
-        rpc.response("a");
-        let bash = rpc.response("b");
+        // The stopped command may answer before `abort_bash` does.
+        let (mut bash, mut aborted) = (Value::Null, false);
+        while bash.is_null() || !aborted {
+            let response = rpc.until("a response", |v| v["type"] == "response");
+            match response["id"].as_str() {
+                Some("b") => bash = response,
+                Some("a") => aborted = true,
+                _ => panic!("{response}"),
+            }
+        }
         assert_eq!(
             bash["data"],
             json!({"output": "started\n", "cancelled": true, "truncated": false})
