@@ -51,6 +51,7 @@ fn assistant(content: Vec<ContentBlock>, stop_reason: StopReason) -> AgentMessag
         provider: "faux".into(),
         model: "faux-1".into(),
         response_id: None,
+        response_model: None,
         usage: Usage {
             input: 100,
             output: 20,
