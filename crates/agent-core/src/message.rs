@@ -282,6 +282,10 @@ pub struct AssistantMessage {
     /// Provider response id, when it sends one (written after `timestamp`, where pi has it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
+    /// The model the provider says answered, when it names one other than [`model`](Self::model)
+    /// (pi 0.73.1 records it for `openai-completions`, from the chunks' `model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_model: Option<String>,
     /// Why the request failed, for `error` and `aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,

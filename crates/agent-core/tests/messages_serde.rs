@@ -297,6 +297,17 @@ fn assistant_message_with_thinking_text_and_tool_calls_round_trips() {
     assert_eq!(out["usage"]["cost"]["cacheWrite"], json!(0.00192));
 }
 
+/// pi 0.73.1's OpenAI-compatible provider records the model the chunks name as `responseModel`,
+/// after `responseId` (a message from one of its session files): read and written back byte for
+/// byte.
+#[test]
+fn response_model_round_trips_after_response_id() {
+    let literal = r#"{"role":"assistant","content":[{"type":"text","text":"Done"}],"api":"openai-completions","provider":"mock","model":"mock-model","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1795708606904,"responseId":"chatcmpl-1","responseModel":"mock"}"#;
+    let message = round_trip_message(literal);
+    assert_eq!(message.as_assistant().unwrap().response_model.as_deref(), Some("mock"));
+    assert_eq!(serde_json::to_string(&message).unwrap(), literal);
+}
+
 /// pi's `toolCall` block has an optional `namespace` (OpenAI Responses, reference §1.1);
 /// `ToolCall` has no such field and serde drops it silently, so replaying the call loses it.
 #[test]
@@ -892,20 +903,29 @@ fn assistant_message() -> impl Strategy<Value = AgentMessage> {
     (
         prop::collection::vec(prop_oneof![text_block(), thinking_block(), tool_call_block()], 0..5),
         ("[a-z-]{1,20}", "[a-z-]{1,12}", "[a-z0-9.-]{1,20}"),
-        prop::option::of(id()),
+        (prop::option::of(id()), prop::option::of("[a-z0-9.-]{1,20}")),
         usage(),
         stop_reason(),
         prop::option::of(any_text()),
         any::<i64>(),
     )
         .prop_map(
-            |(content, (api, provider, model), response_id, usage, stop_reason, error_message, timestamp)| {
+            |(
+                content,
+                (api, provider, model),
+                (response_id, response_model),
+                usage,
+                stop_reason,
+                error_message,
+                timestamp,
+            )| {
                 AgentMessage::Assistant(AssistantMessage {
                     content,
                     api,
                     provider,
                     model,
                     response_id,
+                    response_model,
                     usage,
                     stop_reason,
                     error_message,

@@ -96,6 +96,11 @@ impl MessageBuilder {
         self.message().response_id = Some(id.into());
     }
 
+    /// Sets the model the provider says answered (`responseModel`).
+    pub fn set_response_model(&mut self, model: impl Into<String>) {
+        self.message().response_model = Some(model.into());
+    }
+
     /// Sets token usage and fills its cost from the model's prices.
     pub fn set_usage(&mut self, mut usage: Usage) {
         usage.cost = crate::cost::cost_of(&self.cost, &usage);
@@ -235,7 +240,9 @@ impl MessageBuilder {
             ContentBlock::ToolCall(ToolCall::new(String::new(), String::new(), serde_json::json!({})))
         });
         let accumulator = self.arguments.entry(content_index).or_default();
-        if let Some(parsed) = accumulator.push(fragment)
+        // A fragment without arguments (the first of a call, usually) changes nothing.
+        if !fragment.is_empty()
+            && let Some(parsed) = accumulator.push(fragment)
             && let Some(ContentBlock::ToolCall(call)) = self.message().content.get_mut(content_index)
         {
             call.arguments = parsed;

@@ -119,6 +119,49 @@ async fn plain_text_response() {
     insta::assert_snapshot!("plain_text_request", pretty(&request.json()));
 }
 
+/// pi 0.73.1 records the `model` the chunks name as `responseModel` when it is not the model
+/// asked for (the first such chunk counts), and leaves it out otherwise.
+#[tokio::test]
+async fn the_chunks_model_is_recorded_when_it_differs() {
+    let chunk = |model: &str, delta: Value, finish: Value| {
+        data(
+            &json!({"id": RESPONSE_ID, "object": "chat.completion.chunk", "model": model,
+                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let script = |models: [&str; 3]| {
+        Reply::sse(
+            200,
+            &[
+                &chunk(models[0], json!({"role": "assistant", "content": "Hi"}), Value::Null),
+                &chunk(models[1], json!({"content": "!"}), Value::Null),
+                &chunk(models[2], json!({}), json!("stop")),
+                DONE,
+            ],
+        )
+    };
+    let server = MockServer::start(vec![
+        script(["gpt-test", "gpt-test-2025-01-01", "gpt-test-2"]),
+        script(["gpt-test", "", "gpt-test"]),
+    ])
+    .await;
+    let model = model(&server);
+    let events = run(&server, &model, &[user("x")], &[], &options()).await;
+    let first = final_message(&events);
+    assert_eq!(first.response_model.as_deref(), Some("gpt-test-2025-01-01"));
+    let json = serde_json::to_string(&first).unwrap();
+    assert!(
+        json.ends_with(&format!(
+            r#""responseId":"{RESPONSE_ID}","responseModel":"gpt-test-2025-01-01"}}"#
+        )),
+        "{json}"
+    );
+    let events = run(&server, &model, &[user("x")], &[], &options()).await;
+    let second = final_message(&events);
+    assert_eq!(second.response_model, None);
+    assert!(!serde_json::to_string(&second).unwrap().contains("responseModel"));
+}
+
 #[tokio::test]
 async fn several_tool_calls_keep_order_and_ids() {
     let call = |index: u64, id: Option<&str>, name: Option<&str>, args: &str| {
@@ -163,15 +206,18 @@ async fn several_tool_calls_keep_order_and_ids() {
             "start",
             "text_start",
             "text_delta",
+            // pi's order: every fragment is a delta (the first, without arguments, an empty one);
+            // the blocks end together when the response does, in content order.
+            "toolcall_start",
+            "toolcall_delta",
+            "toolcall_delta",
+            "toolcall_start",
+            "toolcall_delta",
+            "toolcall_delta",
+            "toolcall_delta",
+            "toolcall_start",
+            "toolcall_delta",
             "text_end",
-            "toolcall_start",
-            "toolcall_delta",
-            "toolcall_start",
-            "toolcall_delta",
-            "toolcall_delta",
-            "toolcall_delta",
-            "toolcall_start",
-            "toolcall_delta",
             "toolcall_end",
             "toolcall_end",
             "toolcall_end",
@@ -295,9 +341,9 @@ async fn thinking_then_text_with_developer_role_and_effort() {
             "thinking_start",
             "thinking_delta",
             "thinking_delta",
-            "thinking_end",
             "text_start",
             "text_delta",
+            "thinking_end",
             "text_end",
             "done"
         ]

@@ -415,6 +415,11 @@ async fn a_pi_models_json_works_unchanged_with_provider_and_model_flags() {
     assert_eq!(body["model"], "qwen2.5-coder-7b");
     let tools = serde_json::to_string_pretty(&body["tools"]).unwrap();
     insta::assert_snapshot!("wire_tools", tools);
+    // The bytes pi 0.73.1 sent for the same `--tools` (see `crates/test-support/data/pi-0.73.1`).
+    assert_eq!(
+        serde_json::to_string(&body["tools"]).unwrap(),
+        serde_json::to_string(&pi_test_support::pi_recorded::body("tools-all")["tools"]).unwrap()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

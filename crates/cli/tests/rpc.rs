@@ -570,3 +570,95 @@ async fn abort_bash_leaves_the_exit_code_out() {
     })
     .await;
 }
+
+/// The lines of a session file: its header, parsed, and the entries' lines as written.
+fn session_lines(file: &std::path::Path) -> (Value, Vec<String>) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut lines = text.lines().map(str::to_owned);
+    let header = serde_json::from_str(&lines.next().unwrap()).unwrap();
+    (header, lines.collect())
+}
+
+/// RPC `clone` as pi 0.73.1 answers it (recorded from pi with the same commands): before the
+/// session file is written there is nothing to clone from (pi reports the leaf as not found);
+/// afterwards `{"cancelled": false}`, no event, and the new session holds the branch's entries
+/// line for line under a header naming the old file as `parentSession`; the model and the name
+/// stay, the next prompt goes to the new file and the old one is left as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn clone_copies_the_branch_into_a_new_session_as_pi_does() {
+    let server = MockServer::start(vec![openai::text("First"), openai::text("Second")]).await;
+    let mut rpc = Rpc::start(&server);
+    on_blocking(move || {
+        rpc.send(json!({"id": "e", "type": "get_entries"}));
+        let entries = rpc.response("e");
+        let leaf = entries["data"]["entries"].as_array().unwrap().last().unwrap()["id"].clone();
+        assert_eq!(entries["data"]["entries"][1]["type"], "thinking_level_change");
+        rpc.send(json!({"id": "1", "type": "clone"}));
+        assert_eq!(
+            rpc.response("1").to_string(),
+            format!(
+                r#"{{"id":"1","type":"response","command":"clone","success":false,"error":"Entry {} not found"}}"#,
+                leaf.as_str().unwrap()
+            )
+        );
+
+        rpc.send(json!({"id": "2", "type": "prompt", "message": "hi"}));
+        rpc.response("2");
+        rpc.event("agent_end");
+        rpc.send(json!({"id": "n", "type": "set_session_name", "name": "demo"}));
+        rpc.response("n");
+        rpc.send(json!({"id": "3", "type": "get_state"}));
+        let before = rpc.response("3")["data"].clone();
+        let original = PathBuf::from(before["sessionFile"].as_str().unwrap());
+        let original_bytes = std::fs::read(&original).unwrap();
+
+        rpc.send(json!({"id": "4", "type": "clone"}));
+        assert_eq!(
+            rpc.response("4").to_string(),
+            r#"{"id":"4","type":"response","command":"clone","success":true,"data":{"cancelled":false}}"#
+        );
+        rpc.send(json!({"id": "5", "type": "get_state"}));
+        // No event between the two responses.
+        let next = rpc.until("a line", |_| true);
+        assert_eq!(
+            (&next["type"], &next["id"]),
+            (&json!("response"), &json!("5")),
+            "{next}"
+        );
+        let after = next["data"].clone();
+        let cloned = PathBuf::from(after["sessionFile"].as_str().unwrap());
+        assert_ne!(cloned, original);
+        assert_eq!(cloned.parent(), original.parent());
+        assert_ne!(after["sessionId"], before["sessionId"]);
+        for key in ["model", "thinkingLevel", "sessionName", "messageCount"] {
+            assert_eq!(after[key], before[key], "{key}");
+        }
+
+        // Written at once: the same entries, line for line, under a new header.
+        let (old_header, old_entries) = session_lines(&original);
+        let (header, entries) = session_lines(&cloned);
+        assert_eq!(entries, old_entries);
+        let keys: Vec<&String> = header.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["type", "version", "id", "timestamp", "cwd", "parentSession"]);
+        assert_eq!(header["id"], after["sessionId"]);
+        assert_eq!(header["cwd"], old_header["cwd"]);
+        assert_eq!(header["parentSession"], original.to_str().unwrap());
+
+        rpc.send(json!({"id": "6", "type": "get_messages"}));
+        assert_eq!(rpc.response("6")["data"]["messages"].as_array().unwrap().len(), 2);
+        rpc.send(json!({"id": "7", "type": "prompt", "message": "more"}));
+        rpc.response("7");
+        rpc.event("agent_end");
+        let (_, entries) = session_lines(&cloned);
+        assert_eq!(entries.len(), old_entries.len() + 2);
+        assert_eq!(entries[..old_entries.len()], old_entries[..]);
+        assert_eq!(std::fs::read(&original).unwrap(), original_bytes);
+        rpc.close();
+    })
+    .await;
+    // The second prompt went on from the cloned conversation.
+    let requests = server.requests();
+    let messages = requests[1].json()["messages"].clone();
+    let roles: Vec<&Value> = messages.as_array().unwrap()[1..].iter().map(|m| &m["role"]).collect();
+    assert_eq!(roles, ["user", "assistant", "user"], "{messages}");
+}

@@ -45,6 +45,7 @@ fn assistant(n: usize, content: Vec<ContentBlock>, stop_reason: StopReason) -> A
         provider: "anthropic".into(),
         model: "claude-sonnet-4-5".into(),
         response_id: Some(format!("msg_01{n:022}")),
+        response_model: None,
         usage: usage(20_000 + n as u64 % 5000, 150 + n as u64 % 400),
         stop_reason,
         error_message: None,

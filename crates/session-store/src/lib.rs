@@ -607,7 +607,8 @@ impl SessionManager {
         Self::write_new(&cwd, dir, parent_session, entries)
     }
 
-    /// The entries of a fork at `entry_id`: the path to it, then its labels re-created.
+    /// The entries of a fork at `entry_id`: the path to it, then its labels re-created as pi does
+    /// (in the order the labels were set, each with the time of the entry that set it).
     fn fork_entries(&self, entry_id: &str) -> Result<Vec<SessionEntry>, StoreError> {
         let path = self.branch_path(entry_id)?;
         let mut entries: Vec<SessionEntry> = path
@@ -617,20 +618,52 @@ impl SessionManager {
             .collect();
         let mut taken: std::collections::HashSet<String> = entries.iter().map(|e| e.id.clone()).collect();
         let mut parent = entries.last().map(|e| e.id.clone());
-        let labelled: Vec<(String, String)> = entries
-            .iter()
-            .filter_map(|e| Some((e.id.clone(), self.labels.get(&e.id)?.clone())))
+        let labelled: Vec<(String, String, String)> = self
+            .labels_in_force()
+            .into_iter()
+            .filter(|(target, _, _)| taken.contains(*target))
+            .map(|(target, label, timestamp)| (target.to_owned(), label.to_owned(), timestamp.to_owned()))
             .collect();
-        for (target_id, label) in labelled {
+        for (target_id, label, timestamp) in labelled {
             let id = ids::new_entry_id(|candidate| taken.contains(candidate));
             taken.insert(id.clone());
             let kind = EntryKind::Label {
                 target_id,
                 label: Some(label),
             };
-            entries.push(SessionEntry::new(id.clone(), parent.replace(id), time::now_iso(), kind));
+            entries.push(SessionEntry::new(id.clone(), parent.replace(id), timestamp, kind));
         }
         Ok(entries)
+    }
+
+    /// The labels in force as `(target, label, timestamp of the entry that set it)`, in pi's order:
+    /// a label keeps the place it was first set at; a cleared one starts over when set again.
+    fn labels_in_force(&self) -> Vec<(&str, &str, &str)> {
+        let mut order: Vec<Option<(&str, &str, &str)>> = Vec::new();
+        let mut at: HashMap<&str, usize> = HashMap::new();
+        for entry in &self.entries {
+            let EntryKind::Label { target_id, label } = &entry.kind else {
+                continue;
+            };
+            match label.as_deref().filter(|label| !label.is_empty()) {
+                Some(label) => {
+                    let item = Some((target_id.as_str(), label, entry.timestamp.as_str()));
+                    match at.get(target_id.as_str()) {
+                        Some(&position) => order[position] = item,
+                        None => {
+                            at.insert(target_id, order.len());
+                            order.push(item);
+                        }
+                    }
+                }
+                None => {
+                    if let Some(position) = at.remove(target_id.as_str()) {
+                        order[position] = None;
+                    }
+                }
+            }
+        }
+        order.into_iter().flatten().collect()
     }
 }
 

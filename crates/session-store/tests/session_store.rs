@@ -51,6 +51,7 @@ fn assistant(content: Vec<ContentBlock>, stop_reason: StopReason) -> AgentMessag
         provider: "faux".into(),
         model: "faux-1".into(),
         response_id: None,
+        response_model: None,
         usage: Usage {
             input: 100,
             output: 20,
@@ -562,6 +563,53 @@ fn fork_writes_the_path_to_a_new_file_naming_its_parent() {
         session.fork("nope", root.path()),
         Err(StoreError::EntryNotFound { .. })
     ));
+}
+
+/// pi re-creates a fork's labels in the order they were set (a label changed later keeps its
+/// place, one cleared and set again moves to the end), each with the time of the entry that set
+/// it — not in path order, not stamped anew.
+#[test]
+fn fork_recreates_labels_in_pis_order_with_their_times() {
+    let root = tempfile::tempdir().unwrap();
+    let mut session = SessionManager::create("/w", root.path()).unwrap();
+    let q = session.append_message(user("q")).unwrap();
+    let a = session.append_message(answer("a")).unwrap();
+    let q2 = session.append_message(user("q2")).unwrap();
+    let a2 = session.append_message(answer("a2")).unwrap();
+    session.append_label(&a2, Some("second")).unwrap();
+    std::thread::sleep(Duration::from_millis(3));
+    let set_q = session.append_label(&q, Some("first")).unwrap();
+    session.append_label(&q2, Some("dropped")).unwrap();
+    session.append_label(&a2, None).unwrap();
+    session.append_label(&q2, Some("")).unwrap();
+    std::thread::sleep(Duration::from_millis(3));
+    let set_a2 = session.append_label(&a2, Some("again")).unwrap();
+    session.append_label(&a, Some("ans")).unwrap();
+    std::thread::sleep(Duration::from_millis(3));
+    let set_a = session.append_label(&a, Some("ans2")).unwrap();
+    let leaf = session.leaf_id().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(3));
+
+    let fork = session.fork(&leaf, root.path()).unwrap();
+    let labels: Vec<(String, String, String)> = fork.entries()[4..]
+        .iter()
+        .map(|entry| match &entry.kind {
+            EntryKind::Label { target_id, label } => {
+                (target_id.clone(), label.clone().unwrap(), entry.timestamp.clone())
+            }
+            other => panic!("not a label: {other:?}"),
+        })
+        .collect();
+    let time = |id: &str| session.entry(id).unwrap().timestamp.clone();
+    assert_eq!(
+        labels,
+        [
+            (q.clone(), "first".to_owned(), time(&set_q)),
+            (a2.clone(), "again".to_owned(), time(&set_a2)),
+            (a.clone(), "ans2".to_owned(), time(&set_a)),
+        ]
+    );
+    assert_eq!(fork.entries().len(), 7);
 }
 
 #[test]

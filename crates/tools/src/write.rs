@@ -51,11 +51,11 @@ impl WriteTool {
     pub fn new(env: ToolEnv) -> Self {
         let parameters = ToolParameters::new(json!({
             "type": "object",
+            "required": ["path", "content"],
             "properties": {
                 "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
                 "content": {"type": "string", "description": "Content to write to the file"}
-            },
-            "required": ["path", "content"]
+            }
         }));
         WriteTool { env, parameters }
     }

@@ -52,6 +52,28 @@ fn ls_schema() {
     insta::assert_snapshot!("schema_ls", model_view("ls"));
 }
 
+/// What the model is sent of each built-in tool — name, description and parameter schema — is
+/// pi 0.73.1's, byte for byte, key order included (pi's request body for `--tools
+/// read,bash,edit,write,grep,find,ls`, see `crates/test-support/data/pi-0.73.1/README.md`).
+#[test]
+fn every_tool_is_pis_byte_for_byte() {
+    let recorded: serde_json::Value =
+        serde_json::from_str(include_str!("../../test-support/data/pi-0.73.1/tools-all.json")).unwrap();
+    let pis = recorded["tools"].as_array().unwrap();
+    assert_eq!(pis.len(), ALL_TOOLS.len());
+    for (name, pi) in ALL_TOOLS.iter().zip(pis) {
+        let tool = create_tool(name, &ToolEnv::new("/work")).unwrap();
+        let pi = &pi["function"];
+        assert_eq!(tool.name(), pi["name"], "{name}");
+        assert_eq!(tool.description(), pi["description"], "{name}");
+        assert_eq!(
+            serde_json::to_string(tool.parameters().schema()).unwrap(),
+            serde_json::to_string(&pi["parameters"]).unwrap(),
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn default_and_full_sets() {
     let env = ToolEnv::new("/work");

@@ -1,13 +1,16 @@
 //! Mapping streamed `chat.completion.chunk`s onto pi's assistant-message events.
 //!
-//! * `choices[0].delta.reasoning_content` / `reasoning` / `reasoning_text` → a thinking block
-//!   (the first non-empty field of a chunk counts, some servers send the same text twice);
-//! * `choices[0].delta.content` → a text block; switching between thinking and text closes the
-//!   open block and opens a new one;
+//! * `choices[0].delta.reasoning_content` / `reasoning` / `reasoning_text` → the message's thinking
+//!   block (the first non-empty field of a chunk counts, some servers send the same text twice);
+//! * `choices[0].delta.content` → the message's text block. As in pi, a message has at most one
+//!   of each: text after reasoning after text goes on in the block already open;
 //! * `choices[0].delta.tool_calls[{index, id?, function:{name?, arguments?}}]` → tool calls keyed
 //!   by `index` (several can stream in parallel; id and name usually come only with the first
-//!   fragment). A fragment whose id differs from the call open at its index starts a new call,
-//!   for servers that number every call 0;
+//!   fragment); every fragment is a `toolcall_delta`, an empty one for a fragment without
+//!   arguments, as pi sends it. A fragment whose id differs from the call open at its index
+//!   starts a new call (ending the earlier one), for servers that number every call 0;
+//! * `id` → `responseId`, `model` (when it differs from the model asked for) → `responseModel`,
+//!   each from the first chunk that has one;
 //! * `finish_reason` → the stop reason (`stop`, `length`, `tool_calls`/`function_call` → toolUse,
 //!   `content_filter` and `error` → an error);
 //! * `usage` (usually a last chunk with no choices) → token counts and cost, cached prompt tokens
@@ -15,7 +18,9 @@
 //! * `data: [DONE]` ends the response; an `error` object in a chunk ends it with that error;
 //!   data that is not JSON is reported as `Malformed SSE data from <provider>: … (data: <excerpt>)`.
 //!
-//! Open blocks are closed in content order before the response finishes.
+//! Blocks stay open until the response finishes and are then ended together in content order, as
+//! pi 0.73.1 does: a text block's `text_end` comes after the `toolcall_start` / `toolcall_delta`
+//! events of the calls that follow it, just before their `toolcall_end`s.
 
 use std::borrow::Cow;
 
@@ -35,6 +40,9 @@ const DATA_EXCERPT_CHARS: usize = 200;
 struct Chunk<'a> {
     #[serde(default, borrow)]
     id: Option<Cow<'a, str>>,
+    /// pi takes it only when it is a string, so anything else is not an error.
+    #[serde(default)]
+    model: Option<Value>,
     #[serde(default, borrow)]
     choices: Option<Vec<Choice<'a>>>,
     #[serde(default)]
@@ -122,16 +130,20 @@ struct Call {
 /// The [`WireProtocol`] of `openai-completions`.
 pub struct CompletionsProtocol {
     provider: String,
+    /// The model asked for: a chunk's `model` is recorded only when it names another.
+    model_id: String,
     supports_finish_reason: bool,
     finish_reason: Option<String>,
     /// Open blocks in content order.
     open: Vec<(String, Kind)>,
-    /// The open text or thinking block, which streams until the other kind (or a tool call)
-    /// arrives.
-    current: Option<(String, Kind)>,
+    /// The key of the message's text block, once it has one.
+    text: Option<String>,
+    /// The key of the message's thinking block, once it has one.
+    thinking: Option<String>,
     calls: Vec<Call>,
     blocks: usize,
     has_response_id: bool,
+    has_response_model: bool,
 }
 
 impl CompletionsProtocol {
@@ -139,13 +151,16 @@ impl CompletionsProtocol {
     pub fn new(model: &Model, compat: &Compat) -> Self {
         CompletionsProtocol {
             provider: model.provider.clone(),
+            model_id: model.id.clone(),
             supports_finish_reason: compat.supports_finish_reason,
             finish_reason: None,
             open: Vec::new(),
-            current: None,
+            text: None,
+            thinking: None,
             calls: Vec::new(),
             blocks: 0,
             has_response_id: false,
+            has_response_model: false,
         }
     }
 
@@ -185,14 +200,7 @@ impl CompletionsProtocol {
         Ok(())
     }
 
-    fn close_current(&mut self, builder: &mut MessageBuilder, out: &mut Vec<AssistantMessageEvent>) {
-        if let Some((key, kind)) = self.current.take() {
-            // Text and thinking blocks close without errors.
-            let _ = self.close(&key, kind, builder, out);
-        }
-    }
-
-    /// Appends text or thinking, opening a block of that kind when the current one differs;
+    /// Appends text or thinking to the message's block of that kind, opening it the first time;
     /// returns the key of a block it opened.
     fn stream_text(
         &mut self,
@@ -201,18 +209,24 @@ impl CompletionsProtocol {
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
     ) -> Option<String> {
+        let existing = match kind {
+            Kind::Text => self.text.clone(),
+            _ => self.thinking.clone(),
+        };
         let mut opened = None;
-        let key = match &self.current {
-            Some((key, current)) if *current == kind => key.clone(),
-            _ => {
-                self.close_current(builder, out);
+        let key = match existing {
+            Some(key) => key,
+            None => {
                 let key = self.next_key(if kind == Kind::Text { "text" } else { "thinking" });
                 out.push(match kind {
                     Kind::Text => builder.text_start(&key),
                     _ => builder.thinking_start(&key),
                 });
                 self.open.push((key.clone(), kind));
-                self.current = Some((key.clone(), kind));
+                match kind {
+                    Kind::Text => self.text = Some(key.clone()),
+                    _ => self.thinking = Some(key.clone()),
+                }
                 opened = Some(key.clone());
                 key
             }
@@ -230,7 +244,6 @@ impl CompletionsProtocol {
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
     ) -> Result<(), ProtocolError> {
-        self.close_current(builder, out);
         let id = fragment.id.as_deref().filter(|id| !id.is_empty());
         let name = fragment
             .function
@@ -286,9 +299,7 @@ impl CompletionsProtocol {
                 key
             }
         };
-        if !arguments.is_empty() {
-            out.push(builder.tool_call_delta(&key, arguments));
-        }
+        out.push(builder.tool_call_delta(&key, arguments));
         Ok(())
     }
 
@@ -306,7 +317,6 @@ impl CompletionsProtocol {
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
     ) -> Result<StopReason, ProtocolError> {
-        self.current = None;
         for (key, kind) in std::mem::take(&mut self.open) {
             self.close(&key, kind, builder, out)?;
         }
@@ -405,6 +415,16 @@ impl WireProtocol for CompletionsProtocol {
             builder.set_response_id(id);
             self.has_response_id = true;
         }
+        if !self.has_response_model
+            && let Some(model) = chunk
+                .model
+                .as_ref()
+                .and_then(Value::as_str)
+                .filter(|model| !model.is_empty() && *model != self.model_id)
+        {
+            builder.set_response_model(model);
+            self.has_response_model = true;
+        }
         if let Some(wire) = &chunk.usage {
             builder.set_usage(usage(wire));
         }
@@ -412,15 +432,16 @@ impl WireProtocol for CompletionsProtocol {
             return Ok(Flow::Continue);
         };
         if let Some(delta) = &choice.delta {
+            // pi's order within a chunk: text, reasoning, tool calls.
+            if let Some(text) = delta.content.as_deref().filter(|text| !text.is_empty()) {
+                self.stream_text(Kind::Text, text, builder, out);
+            }
             if let Some((field, text)) = reasoning(delta) {
                 let opened = self.stream_text(Kind::Thinking, text, builder, out);
                 if let Some(key) = opened {
                     // Like pi, remember which field carried the reasoning.
                     builder.set_thinking_signature(&key, field, false);
                 }
-            }
-            if let Some(text) = delta.content.as_deref().filter(|text| !text.is_empty()) {
-                self.stream_text(Kind::Text, text, builder, out);
             }
             for fragment in delta.tool_calls.iter().flatten() {
                 self.tool_fragment(fragment, builder, out)?;

@@ -37,6 +37,9 @@ pub enum AppError {
     /// The entry exists but is not a user message (forking needs one).
     #[error("Entry {0} is not a user message")]
     NotUserMessage(String),
+    /// The session has no entry to clone up to.
+    #[error("Cannot clone session: no current entry selected")]
+    NothingToClone,
     /// Listing the sessions was interrupted (its blocking task panicked or was cancelled).
     #[error("listing sessions was interrupted: {0}")]
     Interrupted(#[from] tokio::task::JoinError),
@@ -455,6 +458,31 @@ impl App {
         self.restore(true, true);
         self.notify_tools(SessionReason::Branch, previous).await;
         Ok(text)
+    }
+
+    /// pi's clone (RPC `clone`): a new session holding the current branch, its leaf included (the
+    /// labels on it re-created), whose header names this session as its parent; the model and
+    /// thinking level stay, custom tools get `branch`. Fails while a run is active. As in pi, a
+    /// session file not written yet (no assistant message so far) has nothing to clone: the leaf
+    /// is reported as not found.
+    pub async fn clone_session(&self) -> Result<(), AppError> {
+        let previous = self.session_file();
+        let leaf = self.with_store(|store| {
+            let leaf = store.leaf_id().ok_or(AppError::NothingToClone)?.to_owned();
+            // pi clones from the file on disk.
+            if store.file().is_some() && !store.is_written() {
+                return Err(AppError::EntryNotFound(leaf));
+            }
+            Ok(leaf)
+        })?;
+        self.inner.session.agent().reset()?;
+        self.drop_pending("Session cloned.").await;
+        let cloned = self.with_store(|store| store.fork_to(Some(&leaf), self.inner.root.clone()))?;
+        *lock(&self.inner.store) = cloned;
+        self.sync_session_id();
+        self.restore(true, true);
+        self.notify_tools(SessionReason::Branch, previous).await;
+        Ok(())
     }
 
     /// pi's `/tree`: moves the session to an earlier point of its tree, in the same file. For a

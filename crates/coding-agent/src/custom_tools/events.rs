@@ -19,7 +19,7 @@ pub enum SessionReason {
     Start,
     /// Another session was opened (`/resume`, RPC `switch_session`).
     Switch,
-    /// A new session was forked from an earlier message (`/fork`, RPC `fork`).
+    /// A new session was forked from an earlier message or cloned (`/fork`, RPC `fork`, `clone`).
     Branch,
     /// A new empty session started (`/new`, RPC `new_session`).
     New,

@@ -57,11 +57,11 @@ impl BashTool {
     pub fn new(env: ToolEnv) -> Self {
         let parameters = ToolParameters::new(json!({
             "type": "object",
+            "required": ["command"],
             "properties": {
                 "command": {"type": "string", "description": "Bash command to execute"},
                 "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"}
-            },
-            "required": ["command"]
+            }
         }));
         BashTool { env, parameters }
     }

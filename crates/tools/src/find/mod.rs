@@ -56,6 +56,7 @@ impl FindTool {
     pub fn new(env: ToolEnv) -> Self {
         let parameters = ToolParameters::new(json!({
             "type": "object",
+            "required": ["pattern"],
             "properties": {
                 "pattern": {
                     "type": "string",
@@ -63,8 +64,7 @@ impl FindTool {
                 },
                 "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
                 "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"}
-            },
-            "required": ["pattern"]
+            }
         }));
         FindTool { env, parameters }
     }

@@ -51,6 +51,7 @@ impl GrepTool {
     pub fn new(env: ToolEnv) -> Self {
         let parameters = ToolParameters::new(json!({
             "type": "object",
+            "required": ["pattern"],
             "properties": {
                 "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
                 "path": {
@@ -71,8 +72,7 @@ impl GrepTool {
                     "description": "Number of lines to show before and after each match (default: 0)"
                 },
                 "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"}
-            },
-            "required": ["pattern"]
+            }
         }));
         GrepTool { env, parameters }
     }

@@ -1,13 +1,14 @@
 //! Image detection for `read` by content sniffing: the file's first bytes, never its extension.
 //!
-//! pi sends png, jpeg, gif, webp and bmp files as image attachments. Detection is a little
-//! stricter than pi's `file-type` check for gif and bmp (which only look at `GIF` / `BM`), so a
-//! text file that happens to start with those letters is still read as text.
+//! pi 0.73.1 sends png, jpeg, gif and webp files as image attachments; anything else, a bmp
+//! file too, is read as text (the providers take no `image/bmp`). Detection is a little stricter
+//! than pi's `file-type` check for gif (which only looks at `GIF`), so a text file that happens
+//! to start with those letters is still read as text.
 
 /// Bytes of the file's start needed to recognise every supported format.
 pub(crate) const SNIFF_BYTES: usize = 32;
 
-/// The image MIME type of a file starting with `head` (PNG, JPEG, GIF, WebP, BMP), by its magic
+/// The image MIME type of a file starting with `head` (PNG, JPEG, GIF, WebP), by its magic
 /// bytes; `None` for anything else. The first 32 bytes are enough.
 ///
 /// ```
@@ -28,19 +29,7 @@ pub fn sniff_image(head: &[u8]) -> Option<&'static str> {
     if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
         return Some("image/webp");
     }
-    if is_bmp(head) {
-        return Some("image/bmp");
-    }
     None
-}
-
-/// `BM`, then a DIB header whose size (little-endian u32 at byte 14) is one of the known ones.
-fn is_bmp(head: &[u8]) -> bool {
-    if !head.starts_with(b"BM") || head.len() < 18 {
-        return false;
-    }
-    let size = u32::from_le_bytes([head[14], head[15], head[16], head[17]]);
-    matches!(size, 12 | 16 | 40 | 52 | 56 | 64 | 108 | 124)
 }
 
 #[cfg(test)]
@@ -53,9 +42,10 @@ mod tests {
         assert_eq!(sniff_image(b"\xff\xd8\xff\xe0\0\x10JFIF"), Some("image/jpeg"));
         assert_eq!(sniff_image(b"GIF89a\x01\0\x01\0"), Some("image/gif"));
         assert_eq!(sniff_image(b"RIFF\x24\0\0\0WEBPVP8 "), Some("image/webp"));
+        // pi 0.73.1 sends no bmp as an image.
         let mut bmp = b"BM\x3a\0\0\0\0\0\0\0\x36\0\0\0".to_vec();
         bmp.extend_from_slice(&40u32.to_le_bytes());
-        assert_eq!(sniff_image(&bmp), Some("image/bmp"));
+        assert_eq!(sniff_image(&bmp), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! image as an attachment.
 //!
 //! Text is returned as is, without line numbers; notices at the end tell the model how to
-//! continue. Images (png, jpeg, gif, webp, bmp) are recognised by their first bytes and returned
+//! continue. Images (png, jpeg, gif, webp: pi 0.73.1's four) are recognised by their first bytes and returned
 //! as `[text "Read image file [<mime>]", image block]`, without resizing. Text files are read in
 //! one streaming pass that never holds more of the file than the output (lines after the kept
 //! ones are only counted), so reading the start of a multi-gigabyte log costs a few megabytes of
@@ -47,7 +47,7 @@ use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, TruncationOptions, format_
 use scan::{Scan, ScanError, Window};
 
 /// pi's description of `read`.
-const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). \
+const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). \
 Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). \
 Use offset/limit for large files. When you need the full file, continue with offset until complete.";
 
@@ -65,12 +65,12 @@ impl ReadTool {
     pub fn new(env: ToolEnv) -> Self {
         let parameters = ToolParameters::new(json!({
             "type": "object",
+            "required": ["path"],
             "properties": {
                 "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
                 "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
                 "limit": {"type": "number", "description": "Maximum number of lines to read"}
-            },
-            "required": ["path"]
+            }
         }));
         ReadTool { env, parameters }
     }

@@ -103,6 +103,7 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
         "get_session_stats" => Ok(Some(stats(rpc))),
         "switch_session" => switch_session(rpc, &command).await,
         "fork" => fork(rpc, &command).await,
+        "clone" => clone(rpc).await,
         "get_fork_messages" => Ok(Some(fork_messages(rpc))),
         "get_entries" => {
             let entries: Vec<Value> = rpc.app.with_store(|store| {
@@ -448,6 +449,14 @@ async fn fork(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     let entry = text_field(command, "entryId")?;
     let text = rpc.app.fork(&entry).await.map_err(|e| e.to_string())?;
     Ok(Some(json!({"text": text, "cancelled": false})))
+}
+
+/// `clone`: the current branch into a new session (`{"cancelled": false}`, as pi answers; no
+/// event).
+async fn clone(rpc: &Rpc) -> Reply {
+    not_busy(rpc).await?;
+    rpc.app.clone_session().await.map_err(|e| e.to_string())?;
+    Ok(Some(json!({"cancelled": false})))
 }
 
 fn fork_messages(rpc: &Rpc) -> Value {
