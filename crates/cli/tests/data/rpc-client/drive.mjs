@@ -198,13 +198,14 @@ await step("fork", () => client.fork(slowly?.entryId ?? "missing"));
 await step("getMessages: forked", () => client.getMessages());
 await step("switchSession", () => client.switchSession(original));
 await step("getState: switched back", () => client.getState());
-// Not built here yet (see the Rust test): a copy of the branch as a new session.
+// A copy of the current branch as a new session.
 await step("clone", () => client.clone());
+await step("getState: cloned", () => client.getState());
 await step("newSession", () => client.newSession());
 await step("newSession: with a parent", () => client.newSession(original));
 await step("getState: new", () => client.getState());
 
-// pi 0.73.1 has these; the Rust test lists which of them are not built here yet (with `clone`).
+// pi 0.73.1 has these; the Rust test lists which of them are not built here yet.
 await step("compact", () => client.compact("Keep the decisions"));
 await step("setAutoCompaction", () => client.setAutoCompaction(false));
 await step("setAutoRetry", () => client.setAutoRetry(false));
