@@ -8,6 +8,10 @@
 //!   (every key of the pattern, recursively, with the same value) — left out of ours;
 //! * `pi_only`: lines only pi writes — left out of pi's.
 //!
+//! A `path` entry may also have `within: [start, end]`: then it covers a difference between two
+//! texts only where the texts are the same outside the part from `start` up to `end` (both must
+//! be in each text), e.g. only the documentation section of a system prompt.
+//!
 //! An RPC transcript (`run<N>.rpc`) is compared as two artifacts, `run<N>.rpc.responses` (the
 //! `response` lines) and `run<N>.rpc.events` (the other lines received), so that a response
 //! written between two events in one program and before them in the other is not a difference.
@@ -32,6 +36,8 @@ pub struct Difference {
     pub artifact: String,
     /// A JSON path pattern, for a difference in place.
     pub path: Option<String>,
+    /// For a `path` entry: the texts may differ only from the first marker up to the second.
+    pub within: Option<(String, String)>,
     /// Lines only we write.
     pub ours_only: Option<Value>,
     /// Lines only pi writes.
@@ -68,6 +74,14 @@ impl Differences {
                 scenario: text("scenario").unwrap_or_else(|| "*".into()),
                 artifact: text("artifact").ok_or_else(|| invalid(format!("{id}: no \"artifact\"")))?,
                 path: text("path"),
+                within: match item.get("within") {
+                    None => None,
+                    Some(Value::Array(pair)) if pair.len() == 2 && pair.iter().all(Value::is_string) => Some((
+                        pair[0].as_str().unwrap_or_default().to_owned(),
+                        pair[1].as_str().unwrap_or_default().to_owned(),
+                    )),
+                    Some(other) => return Err(invalid(format!("{id}: \"within\" is not two texts: {other}"))),
+                },
                 ours_only: item.get("ours_only").cloned(),
                 pi_only: item.get("pi_only").cloned(),
                 id,
@@ -139,11 +153,11 @@ pub fn compare(scenario: &str, pi: &Artifacts, ours: &Artifacts, differences: &D
         let mut found = Vec::new();
         match (&theirs, &mine) {
             (Some(theirs), Some(mine)) => diff(theirs, mine, "", &mut found),
-            (Some(_), None) => found.push((String::new(), "only pi wrote it".to_owned())),
-            (None, Some(_)) => found.push((String::new(), "only we wrote it".to_owned())),
+            (Some(_), None) => found.push((String::new(), "only pi wrote it".to_owned(), None)),
+            (None, Some(_)) => found.push((String::new(), "only we wrote it".to_owned(), None)),
             (None, None) => {}
         }
-        for (path, what) in found {
+        for (path, what, texts) in found {
             let covering: Vec<&&Difference> = entries
                 .iter()
                 .filter(|entry| {
@@ -151,6 +165,14 @@ pub fn compare(scenario: &str, pi: &Artifacts, ours: &Artifacts, differences: &D
                         .path
                         .as_deref()
                         .is_some_and(|pattern| path_matches(pattern, &path))
+                })
+                .filter(|entry| match (&entry.within, &texts) {
+                    (None, _) => true,
+                    (Some(markers), Some((theirs, mine))) => {
+                        let pi_outside = outside(theirs, markers);
+                        pi_outside.is_some() && pi_outside == outside(mine, markers)
+                    }
+                    (Some(_), None) => false,
                 })
                 .collect();
             if covering.is_empty() {
@@ -215,18 +237,29 @@ fn short(value: &Value) -> String {
 }
 
 /// Every place where `ours` differs from `pi`'s: `(path, what)`.
-fn diff(pi: &Value, ours: &Value, path: &str, found: &mut Vec<(String, String)>) {
+/// A difference: its path, what it is, and the two texts when both are strings.
+type Found = (String, String, Option<(String, String)>);
+
+/// `text` without the part from `start` up to (not including) `end`; `None` when a marker is
+/// missing.
+fn outside(text: &str, (start, end): &(String, String)) -> Option<String> {
+    let from = text.find(start.as_str())?;
+    let to = from + text[from..].find(end.as_str())?;
+    Some(format!("{}{}", &text[..from], &text[to..]))
+}
+
+fn diff(pi: &Value, ours: &Value, path: &str, found: &mut Vec<Found>) {
     match (pi, ours) {
         (Value::Object(theirs), Value::Object(mine)) => {
             for (key, value) in theirs {
                 match mine.get(key) {
                     Some(other) => diff(value, other, &join(path, key), found),
-                    None => found.push((join(path, key), format!("only pi has it: {}", short(value)))),
+                    None => found.push((join(path, key), format!("only pi has it: {}", short(value)), None)),
                 }
             }
             for (key, value) in mine {
                 if !theirs.contains_key(key) {
-                    found.push((join(path, key), format!("only we have it: {}", short(value))));
+                    found.push((join(path, key), format!("only we have it: {}", short(value)), None));
                 }
             }
             let common = |a: &serde_json::Map<String, Value>, b: &serde_json::Map<String, Value>| -> Vec<String> {
@@ -234,7 +267,11 @@ fn diff(pi: &Value, ours: &Value, path: &str, found: &mut Vec<(String, String)>)
             };
             let (order, our_order) = (common(theirs, mine), common(mine, theirs));
             if order != our_order {
-                found.push((path.to_owned(), format!("key order: pi {order:?}, ours {our_order:?}")));
+                found.push((
+                    path.to_owned(),
+                    format!("key order: pi {order:?}, ours {our_order:?}"),
+                    None,
+                ));
             }
         }
         (Value::Array(theirs), Value::Array(mine)) => {
@@ -242,18 +279,24 @@ fn diff(pi: &Value, ours: &Value, path: &str, found: &mut Vec<(String, String)>)
                 let at = join(path, &index.to_string());
                 match mine.get(index) {
                     Some(other) => diff(value, other, &at, found),
-                    None => found.push((at, format!("only pi has it: {}", short(value)))),
+                    None => found.push((at, format!("only pi has it: {}", short(value)), None)),
                 }
             }
             for (index, value) in mine.iter().enumerate().skip(theirs.len()) {
                 found.push((
                     join(path, &index.to_string()),
                     format!("only we have it: {}", short(value)),
+                    None,
                 ));
             }
         }
         _ if pi == ours => {}
-        _ => found.push((path.to_owned(), format!("pi {}, ours {}", short(pi), short(ours)))),
+        (Value::String(theirs), Value::String(mine)) => found.push((
+            path.to_owned(),
+            format!("pi {}, ours {}", short(pi), short(ours)),
+            Some((theirs.clone(), mine.clone())),
+        )),
+        _ => found.push((path.to_owned(), format!("pi {}, ours {}", short(pi), short(ours)), None)),
     }
 }
 
@@ -355,6 +398,30 @@ mod tests {
                 "demo session1 /: only pi wrote it",
             ]
         );
+    }
+
+    #[test]
+    fn a_within_entry_covers_only_its_part_of_a_text() {
+        let differences = Differences::parse(
+            r#"[{"id": "docs", "artifact": "requests", "path": "*/prompt", "within": ["Docs:", "\nDate"]}]"#,
+        )
+        .unwrap();
+        let pi = artifacts(&[(
+            "requests",
+            json!([{"prompt": "Tools.\nDocs: pi's\nDate"}, {"prompt": "Tools.\nDocs: pi's\nDate"}]),
+        )]);
+        let ours = artifacts(&[(
+            "requests",
+            json!([{"prompt": "Tools.\nDocs: ours\nDate"}, {"prompt": "Tools!\nDocs: ours\nDate"}]),
+        )]);
+        let report = compare("demo", &pi, &ours, &differences);
+        assert_eq!(report.unlisted.len(), 1, "{:?}", report.unlisted);
+        assert!(
+            report.unlisted[0].starts_with("demo requests /1/prompt: "),
+            "{:?}",
+            report.unlisted
+        );
+        assert_eq!(report.used, ["docs".to_owned()].into());
     }
 
     #[test]
