@@ -21,8 +21,9 @@ const PATIENCE: Duration = Duration::from_secs(30);
 /// What a scenario produced, by artifact name: `requests` (the bodies the model server
 /// received), `run<N>.events` (the standard output lines of a run without steps),
 /// `run<N>.rpc` (an RPC run's transcript: `{"sent": command}` and the lines received),
-/// `run<N>.exit` (exit code and standard error) and `session<N>` (the session files' lines, the
-/// files sorted by name). Every artifact is normalized.
+/// `run<N>.exit` (exit code and standard error), `session<N>` (the session files' lines, the
+/// files sorted by name) and `settings` (the agent directory's `settings.json` at the end, if
+/// there is one). Every artifact is normalized.
 pub type Artifacts = BTreeMap<String, Value>;
 
 /// The program a scenario runs.
@@ -117,6 +118,10 @@ pub async fn run(scenario: &Scenario, program: &Program) -> Result<Artifacts, Sc
     for (index, file) in sandbox.session_files().iter().enumerate() {
         let text = std::fs::read_to_string(file).unwrap_or_default();
         artifacts.insert(format!("session{}", index + 1), Value::Array(json_lines(&text)));
+    }
+    if let Ok(text) = std::fs::read_to_string(sandbox.agent_dir().join("settings.json")) {
+        let settings = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        artifacts.insert("settings".into(), settings);
     }
     let context = Context::new(sandbox.root(), &sandbox.home, &sandbox.project, &server.base_url());
     for artifact in artifacts.values_mut() {
