@@ -323,9 +323,18 @@ impl App {
     /// level carries over, clamped to the new model's levels (pi: from a model that cannot reason
     /// the saved default level, else `medium`).
     pub fn set_model(&self, model: Model) {
+        self.switch_model(model, None);
+    }
+
+    /// [`App::set_model`] with the thinking level `explicit` instead of the carried-over one
+    /// when it is given (a scoped model's level, `--models sonnet:high`), clamped to the model's
+    /// levels; one `thinking_level_change` at most, as pi's model switch.
+    pub fn switch_model(&self, model: Model, explicit: Option<ThinkingLevel>) {
         let (provider, id) = (model.provider.clone(), model.id.clone());
         let agent = self.inner.session.agent();
-        let level = if agent.model().reasoning {
+        let level = if let Some(level) = explicit {
+            level
+        } else if agent.model().reasoning {
             agent.thinking_level()
         } else {
             pi_agent_core::lock(&self.inner.choices)

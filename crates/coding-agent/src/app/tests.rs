@@ -65,6 +65,30 @@ fn model_and_thinking_choices_are_saved_as_pis_defaults() {
     assert_eq!(levels, ["medium", "high", "off", "high"], "one entry per change");
 }
 
+#[test]
+fn a_model_switch_with_an_explicit_level_records_that_level_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, registry) = app(dir.path());
+    app.switch_model(
+        registry.find("local", "think").unwrap().clone(),
+        Some(ThinkingLevel::Low),
+    );
+    assert_eq!(app.session().agent().thinking_level(), ThinkingLevel::Low);
+    // Without one, the switch from the model that cannot reason brings back the saved default.
+    app.switch_model(registry.find("local", "plain").unwrap().clone(), None);
+    app.switch_model(registry.find("local", "think").unwrap().clone(), None);
+    assert_eq!(app.session().agent().thinking_level(), ThinkingLevel::Low);
+    let levels: Vec<String> = app
+        .with_store(|store| store.entries().to_vec())
+        .into_iter()
+        .filter_map(|entry| match entry.kind {
+            EntryKind::ThinkingLevelChange { thinking_level } => Some(thinking_level),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(levels, ["low", "off", "low"]);
+}
+
 #[tokio::test]
 async fn model_calls_carry_the_session_id() {
     let dir = tempfile::tempdir().unwrap();

@@ -297,11 +297,9 @@ fn cycle_model(rpc: &Rpc) -> Value {
         .position(|(m, _)| m.provider == current.provider && m.id == current.id)
         .unwrap_or(0);
     let (model, thinking) = &models[(index + 1) % models.len()];
-    let wanted = thinking.unwrap_or_else(|| rpc.app.session().agent().thinking_level());
-    rpc.app.set_model(model.clone());
-    if wanted != rpc.app.session().agent().thinking_level() {
-        rpc.app.set_thinking_level(wanted);
-    }
+    // A scoped model's own level wins; else the switch carries the level over as `set_model`
+    // does (from a model that cannot reason: the saved default level, else `medium`).
+    rpc.app.switch_model(model.clone(), *thinking);
     json!({
         "model": model_json(model),
         "thinkingLevel": thinking_level_name(rpc.app.session().agent().thinking_level()),
