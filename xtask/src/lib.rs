@@ -4,6 +4,7 @@
 //! * [`layers`]: checks the dependencies between our crates against SPEC §2.
 //! * [`bench`](mod@bench): runs the benchmarks.
 //! * [`fuzz`](mod@fuzz): runs the `fuzz_*` targets with a bigger budget.
+//! * [`record_pi`]: records the conformance goldens from pi 0.73.1.
 //!
 //! The checks are plain functions over parsed data ([`metadata::Workspace`], file names) so they are
 //! unit-tested here; the commands are thin wrappers that gather the data and print the result.
@@ -14,6 +15,7 @@ pub mod ci;
 pub mod fuzz;
 pub mod layers;
 pub mod metadata;
+pub mod record_pi;
 pub mod snapshots;
 pub mod source_rules;
 

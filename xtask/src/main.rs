@@ -24,6 +24,9 @@ Commands:
   bench    run the budgeted benchmarks (agent loop, grep/find, ast_edit, pi binary, sessions) [ARGS]
   fuzz     run the fuzz targets (tests named fuzz_*) longer: [--cases N] (default 2000 per target)
            [--target NAME] (only fuzz_NAME*); `cargo xtask ci` runs them with 64 cases each
+  record-pi  run the conformance scenarios through pi 0.73.1 and write their goldens
+           (crates/cli/tests/data/conformance; needs Node >= 20, not run in CI):
+           [--pi DIR of @mariozechner/pi-coding-agent] [--node NODE] [--scenario NAME]...
   help     print this text
 
 See docs/xtask.md.
@@ -60,6 +63,11 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Some("fuzz") => xtask::fuzz::run(&root, &rest),
+        Some("record-pi") if wants_help => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some("record-pi") => xtask::record_pi::run_command(&root, &rest),
         Some(other) => {
             eprintln!("error: unknown command `{other}`\n\n{USAGE}");
             return ExitCode::from(2);

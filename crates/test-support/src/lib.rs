@@ -19,6 +19,9 @@
 //!   * [`openai_responses`]: the OpenAI Responses API (`response.created`, output items, …).
 //! * Comparing with pi 0.73.1: [`pi_recorded`] has request bodies pi 0.73.1 sent (recorded once,
 //!   `data/pi-0.73.1/README.md` says how) and their system prompts.
+//! * Recorded conformance: [`conformance`] runs a scenario (data: scripted replies, files, runs,
+//!   RPC steps) through a program — pi 0.73.1 under Node for `cargo xtask record-pi`, our binary
+//!   in pi-cli's `conformance` tests — normalizes what it did and compares it with the goldens.
 //! * Faults below HTTP: [`faults`] has a server that accepts and never answers and one that
 //!   writes raw bytes and hangs up (a stream cut mid-body).
 //! * Checking a provider's stream (pi-ai): [`stream`] has the final message, the event kinds and
@@ -74,6 +77,7 @@
 //! ```
 
 pub mod anthropic;
+pub mod conformance;
 pub mod faults;
 pub mod fuzz;
 pub mod landlock;

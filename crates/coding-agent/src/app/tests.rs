@@ -84,6 +84,19 @@ fn a_level_given_with_the_model_replaces_the_carried_one_in_one_change() {
     assert_eq!(app.session().agent().thinking_level(), ThinkingLevel::Low);
     assert_eq!(*events.lock().unwrap(), [ThinkingLevel::Low]);
     assert_eq!(saved(dir.path())["defaultThinkingLevel"], "low");
+    // Without one, the switch from the model that cannot reason brings back the saved default.
+    app.set_model_and_thinking(registry.find("local", "plain").unwrap().clone(), None);
+    app.set_model_and_thinking(registry.find("local", "think").unwrap().clone(), None);
+    assert_eq!(app.session().agent().thinking_level(), ThinkingLevel::Low);
+    let levels: Vec<String> = app
+        .with_store(|store| store.entries().to_vec())
+        .into_iter()
+        .filter_map(|entry| match entry.kind {
+            EntryKind::ThinkingLevelChange { thinking_level } => Some(thinking_level),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(levels, ["low", "off", "low"]);
 }
 
 #[tokio::test]
