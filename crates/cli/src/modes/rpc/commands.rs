@@ -427,8 +427,20 @@ fn stats(rpc: &Rpc) -> Value {
             "cacheWrite": stats.cache_write,
             "total": stats.input + stats.output + stats.cache_read + stats.cache_write,
         },
-        "cost": stats.cost,
+        "cost": js_number(stats.cost),
     })
+}
+
+/// A float as JavaScript's `JSON.stringify` writes it: a whole number without `.0` (pi's `cost`
+/// of a free model is `0`).
+fn js_number(value: f64) -> Value {
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    if value.fract() == 0.0 && value.abs() <= MAX_SAFE {
+        #[allow(clippy::cast_possible_truncation)]
+        Value::from(value as i64)
+    } else {
+        Value::from(value)
+    }
 }
 
 async fn switch_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
@@ -473,4 +485,16 @@ fn fork_messages(rpc: &Rpc) -> Value {
             .collect()
     });
     json!({"messages": messages})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::js_number;
+
+    #[test]
+    fn whole_costs_are_written_as_javascript_does() {
+        assert_eq!(js_number(0.0).to_string(), "0");
+        assert_eq!(js_number(3.0).to_string(), "3");
+        assert_eq!(js_number(0.45).to_string(), "0.45");
+    }
 }
