@@ -94,10 +94,12 @@ pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceive
     let running = Arc::new(AtomicBool::new(false));
     let ended = running.clone();
     let subscription = app.session().subscribe(move |event| {
-        events.text(&event_line(event));
+        // Cleared before the line goes out: a client answers `agent_end` with its next prompt at
+        // once, and that prompt must find the run over.
         if let SessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) = event {
             ended.store(false, std::sync::atomic::Ordering::SeqCst);
         }
+        events.text(&event_line(event));
     });
     let rpc = Arc::new(Rpc {
         app,
