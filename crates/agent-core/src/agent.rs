@@ -138,7 +138,7 @@ pub struct AgentState {
     pub thinking_level: ThinkingLevel,
     /// The transcript, built from `message_end` events.
     pub messages: Vec<AgentMessage>,
-    /// True from run start until the run and its listeners finished.
+    /// True from run start until its `agent_end` is delivered (its listeners already see false).
     pub is_streaming: bool,
     /// The message being streamed, if any.
     pub streaming_message: Option<AgentMessage>,
