@@ -138,7 +138,7 @@ pub struct AgentState {
     pub thinking_level: ThinkingLevel,
     /// The transcript, built from `message_end` events.
     pub messages: Vec<AgentMessage>,
-    /// True from run start until the run and its listeners finished.
+    /// True from run start until its `agent_end` is delivered (its listeners already see false).
     pub is_streaming: bool,
     /// The message being streamed, if any.
     pub streaming_message: Option<AgentMessage>,
@@ -188,7 +188,10 @@ enum Listener {
     Async(Arc<AsyncListener>),
 }
 
+/// The run holding the agent's run slot: its number (so a finishing run frees only its own slot)
+/// and its cancellation token.
 struct ActiveRun {
+    id: u64,
     cancel: CancellationToken,
 }
 
@@ -201,7 +204,10 @@ struct Shared {
     listeners: Mutex<Arc<Vec<(u64, Listener)>>>,
     next_listener: AtomicU64,
     run: Mutex<Option<ActiveRun>>,
-    idle: watch::Sender<bool>,
+    next_run: AtomicU64,
+    /// Runs started and not settled yet (their `agent_end` listeners still running count): more
+    /// than one when a run was started from an `agent_end` listener of the one before.
+    unsettled: watch::Sender<usize>,
 }
 
 /// A handle returned by [`Agent::subscribe`]; call [`Subscription::unsubscribe`] to stop
@@ -231,7 +237,7 @@ pub struct Agent {
 impl Agent {
     /// A new idle agent.
     pub fn new(options: AgentOptions) -> Self {
-        let (idle, _) = watch::channel(true);
+        let (unsettled, _) = watch::channel(0);
         let state = AgentState {
             system_prompt: options.system_prompt,
             model: options.config.model.clone(),
@@ -252,7 +258,8 @@ impl Agent {
                 listeners: Mutex::new(Arc::new(Vec::new())),
                 next_listener: AtomicU64::new(0),
                 run: Mutex::new(None),
-                idle,
+                next_run: AtomicU64::new(0),
+                unsettled,
             }),
         }
     }
@@ -281,7 +288,8 @@ impl Agent {
         lock(&self.inner().state).messages.push(message);
     }
 
-    /// True while a run (or its listeners) is active.
+    /// True while a run is active: from its start until its `agent_end` is delivered (the
+    /// `agent_end` listeners already see false, so they may start the next run).
     pub fn is_streaming(&self) -> bool {
         lock(&self.inner().state).is_streaming
     }
@@ -414,7 +422,8 @@ impl Agent {
         }
     }
 
-    /// The active run's cancellation token, if a run is active.
+    /// The active run's cancellation token, if a run is active (none once its `agent_end` is
+    /// delivered; the listeners get the token as their argument).
     pub fn signal(&self) -> Option<CancellationToken> {
         lock(&self.inner().run).as_ref().map(|run| run.cancel.clone())
     }
@@ -426,11 +435,13 @@ impl Agent {
         }
     }
 
-    /// Resolves when no run is active (at once when idle).
+    /// Resolves when no run is active and every run's `agent_end` listeners have finished (at
+    /// once when idle). A run started from an `agent_end` listener is waited for too; awaiting
+    /// this inside an `agent_end` listener therefore never resolves.
     pub async fn wait_for_idle(&self) {
-        let mut idle = self.inner().idle.subscribe();
+        let mut unsettled = self.inner().unsettled.subscribe();
         // The sender lives as long as `self`, so this only ends when idle.
-        let _ = idle.wait_for(|idle| *idle).await;
+        let _ = unsettled.wait_for(|count| *count == 0).await;
     }
 
     /// Clears the transcript, runtime state and queues.
@@ -522,7 +533,7 @@ impl Agent {
     /// Claims the run slot and spawns the run; the returned future resolves when it finished.
     fn start(&self, start: RunStart, busy: AgentError) -> Result<BoxFuture<'static, ()>, AgentError> {
         let cancel = CancellationToken::new();
-        let (context, config) = {
+        let (id, context, config) = {
             let mut run = lock(&self.inner().run);
             if run.is_some() {
                 return Err(busy);
@@ -531,7 +542,13 @@ impl Agent {
             if config.stream_fn.is_none() && crate::model::default_stream_fn().is_none() {
                 return Err(AgentLoopError::NoStreamFn.into());
             }
-            *run = Some(ActiveRun { cancel: cancel.clone() });
+            let id = self.inner().next_run.fetch_add(1, Ordering::Relaxed);
+            *run = Some(ActiveRun {
+                id,
+                cancel: cancel.clone(),
+            });
+            // Counted before the slot is released, so `wait_for_idle` never sees a gap.
+            self.inner().unsettled.send_modify(|count| *count += 1);
             let mut state = lock(&self.inner().state);
             state.is_streaming = true;
             state.error_message = None;
@@ -540,14 +557,15 @@ impl Agent {
                 messages: state.messages.clone(),
                 tools: lock(&self.inner().tools).clone(),
             };
-            (context, config)
+            (id, context, config)
         };
-        self.inner().idle.send_replace(false);
         let shared = self.shared.clone();
         let task = tokio::spawn(async move {
             let mut sink = AgentSink {
                 shared: shared.clone(),
+                run: id,
                 cancel: cancel.clone(),
+                ended: false,
             };
             let outcome = AssertUnwindSafe(run_loop(start, context, &config, &cancel, &mut sink))
                 .catch_unwind()
@@ -557,18 +575,17 @@ impl Agent {
                 Ok(Err(error)) => Some(error.to_string()),
                 Err(payload) => Some(crate::dispatch::panic_text(payload.as_ref())),
             };
-            if let Some(error) = failure {
-                sink.emit_failure(&config.model, error).await;
+            match failure {
+                // pi's failure sequence, ending in the run's `agent_end`.
+                Some(error) if !sink.ended => sink.emit_failure(&config.model, error).await,
+                // An `agent_end` listener failed: the run has ended and its slot may already hold
+                // the next run, so nothing more is emitted for it.
+                _ => {}
             }
-            let inner = &*shared;
-            {
-                let mut state = lock(&inner.state);
-                state.is_streaming = false;
-                state.streaming_message = None;
-                state.pending_tool_calls.clear();
-            }
-            *lock(&inner.run) = None;
-            inner.idle.send_replace(true);
+            // Frees the slot if `agent_end` never got to (it always does, but a slot must never
+            // stay claimed), and only if it is still this run's.
+            finish_run(&shared, id);
+            shared.unsettled.send_modify(|count| *count = count.saturating_sub(1));
         });
         Ok(Box::pin(async move {
             // A panic escaping the task was already turned into failure events inside it.
@@ -600,10 +617,28 @@ impl Agent {
     }
 }
 
+/// Ends run `id`'s bookkeeping if it still holds the run slot: the slot is freed and the state
+/// is no longer streaming. A run started meanwhile (from an `agent_end` listener) is left alone.
+fn finish_run(shared: &Shared, id: u64) {
+    let mut run = lock(&shared.run);
+    if run.as_ref().is_none_or(|active| active.id != id) {
+        return;
+    }
+    *run = None;
+    let mut state = lock(&shared.state);
+    state.is_streaming = false;
+    state.streaming_message = None;
+    state.pending_tool_calls.clear();
+}
+
 /// Updates the agent's state for each event, then calls the listeners in order.
 struct AgentSink {
     shared: Arc<Shared>,
+    /// The run's number in the run slot.
+    run: u64,
     cancel: CancellationToken,
+    /// `agent_end` was delivered: the run's bookkeeping is done.
+    ended: bool,
 }
 
 impl AgentSink {
@@ -634,8 +669,14 @@ impl AgentSink {
         }
     }
 
-    async fn deliver(&self, event: AgentEvent) {
+    async fn deliver(&mut self, event: AgentEvent) {
         self.reduce(&event);
+        if matches!(event, AgentEvent::AgentEnd { .. }) {
+            // Nothing of the run comes after `agent_end`: its listeners see an idle agent and may
+            // start the next run.
+            finish_run(&self.shared, self.run);
+            self.ended = true;
+        }
         let listeners = lock(&self.shared.listeners).clone();
         for (_, listener) in listeners.iter() {
             match listener {
@@ -689,3 +730,6 @@ impl EventSink for AgentSink {
         self.deliver(event).await;
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use futures::StreamExt;
 use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
+use pi_agent_core::{AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, StreamFn, StreamOptions};
 use pi_ai::ModelRegistry;
 use pi_cli::modes::interactive::{InteractiveOptions, Terminal, run_with_terminal};
 use pi_coding_agent::App;
@@ -17,13 +19,17 @@ use pi_coding_agent::{AgentSession, SessionOptions};
 use pi_session_store::SessionManager;
 use pi_test_support::wait::until_limit;
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// A terminal emulator the loop writes to; each flush is one frame.
 #[derive(Clone)]
 struct Vt {
     parser: Arc<Mutex<vt100::Parser>>,
     frame: Vec<u8>,
+    /// A size to take at the end of the next frame ([`Vt::resize`]).
+    resize_to: Arc<Mutex<Option<(u16, u16)>>>,
+    /// Frames drawn so far (flushes).
+    frames: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Vt {
@@ -31,11 +37,33 @@ impl Vt {
         Vt {
             parser: Arc::new(Mutex::new(vt100::Parser::new(nz(height), nz(width), 10_000))),
             frame: Vec::new(),
+            resize_to: Arc::new(Mutex::new(None)),
+            frames: Arc::default(),
         }
     }
 
-    fn resize(&self, width: u16, height: u16) {
-        self.parser.lock().unwrap().set_size(nz(height), nz(width));
+    /// Reads the emulated terminal's size, as the real terminal's is read.
+    fn probe(&self) -> pi_cli::modes::interactive::SizeProbe {
+        let parser = self.parser.clone();
+        Arc::new(move || {
+            let (rows, columns) = parser.lock().unwrap().screen().size();
+            Some((columns.get(), rows.get()))
+        })
+    }
+
+    /// Resizes the terminal as the user does, but between two frames: at the end of the next
+    /// frame the program draws (a frame cut in two by a resize cannot come out right in any
+    /// program). Returns once the terminal has its new size.
+    async fn resize(&self, width: u16, height: u16) {
+        *self.resize_to.lock().unwrap() = Some((width, height));
+        wait_for("the terminal to take its new size at the end of a frame", || {
+            self.resize_to.lock().unwrap().is_none()
+        })
+        .await;
+    }
+
+    fn frames(&self) -> usize {
+        self.frames.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn screen(&self) -> String {
@@ -67,7 +95,12 @@ impl Write for Vt {
 
     fn flush(&mut self) -> std::io::Result<()> {
         let frame = std::mem::take(&mut self.frame);
-        self.parser.lock().unwrap().process(&frame);
+        let mut parser = self.parser.lock().unwrap();
+        parser.process(&frame);
+        if let Some((width, height)) = self.resize_to.lock().unwrap().take() {
+            parser.set_size(nz(height), nz(width));
+        }
+        self.frames.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 }
@@ -77,8 +110,13 @@ fn nz(n: u16) -> std::num::NonZeroU16 {
 }
 
 fn app(dir: &Path, faux: &FauxModel, tools: &[&str]) -> App {
+    app_streaming(dir, faux, faux.stream_fn(), tools)
+}
+
+/// [`app`] with the model reached through `stream_fn` (e.g. [`held`]).
+fn app_streaming(dir: &Path, faux: &FauxModel, stream_fn: Arc<dyn StreamFn>, tools: &[&str]) -> App {
     let options = SessionOptions::new(dir, faux.model())
-        .stream_fn(faux.stream_fn())
+        .stream_fn(stream_fn)
         .tools(tools.iter().copied());
     let session = AgentSession::new(options).unwrap();
     App::new(
@@ -88,6 +126,37 @@ fn app(dir: &Path, faux: &FauxModel, tools: &[&str]) -> App {
         None,
         Arc::new(|_| {}),
     )
+}
+
+/// The faux model's stream, holding each text delta until the text streamed so far fits within
+/// the limit `allowed` says (in bytes): a test lets a response stream up to a point and keeps it
+/// there. The delta that crosses the limit waits too, so the text shown stops a few characters
+/// short of it.
+fn held(faux: &FauxModel, allowed: watch::Receiver<usize>) -> Arc<dyn StreamFn> {
+    let inner = faux.stream_fn();
+    Arc::new(
+        move |model: &Model, context: &LlmContext<'_>, options: &StreamOptions| -> AssistantMessageStream {
+            let events = inner.stream(model, context, options);
+            let state = (events, allowed.clone(), 0usize);
+            Box::pin(futures::stream::unfold(
+                state,
+                |(mut events, mut allowed, mut streamed)| async move {
+                    let event = events.next().await?;
+                    if let AssistantMessageEvent::TextDelta { delta, .. } = &event {
+                        streamed += delta.len();
+                        // The test keeps the sender until the response is done.
+                        let _ = allowed.wait_for(|limit| streamed <= *limit).await;
+                    }
+                    Some((event, (events, allowed, streamed)))
+                },
+            ))
+        },
+    )
+}
+
+/// Where `word` ends in `text`.
+fn end_of(text: &str, word: &str) -> usize {
+    text.find(&format!("{word} ")).map(|at| at + word.len()).unwrap()
 }
 
 fn key(code: KeyCode) -> Event {
@@ -114,18 +183,20 @@ async fn resizing_while_a_response_streams_keeps_the_scrollback_intact() {
     let dir = tempfile::tempdir().unwrap();
     let words: Vec<String> = (1..=120).map(|i| format!("word{i}")).collect();
     let answer = words.join(" ");
-    // Slow enough that the resizes land mid-stream even on a loaded machine.
-    let faux = FauxModel::builder().tokens_per_second(150.0).build();
+    // The response is held twice, so both resizes land mid-stream however loaded the machine is.
+    let faux = FauxModel::new();
     faux.set_responses([faux_assistant_text(answer.clone())]);
+    let (allow, allowed) = watch::channel(end_of(&answer, "word12"));
     // Scrollback included: a word may have scrolled off the screen by the time it is looked for.
     let shown = |vt: &Vt, word: &str| vt.history().iter().any(|row| row.split_whitespace().any(|w| w == word));
-    let app = app(dir.path(), &faux, &[]);
+    let app = app_streaming(dir.path(), &faux, held(&faux, allowed), &[]);
     let vt = Vt::new(60, 20);
     let (keys, events) = mpsc::unbounded_channel();
     let term = Terminal {
         out: vt.clone(),
         size: (60, 20),
         events,
+        probe: Some(vt.probe()),
     };
     let session = app.session().clone();
     let options = InteractiveOptions {
@@ -135,21 +206,41 @@ async fn resizing_while_a_response_streams_keeps_the_scrollback_intact() {
     let run = tokio::spawn(async move { run_with_terminal(&app, options, term).await });
 
     type_line(&keys, "hello there");
-    wait_for("the answer to start streaming", || shown(&vt, "word3")).await;
+    wait_for("the answer to start streaming", || shown(&vt, "word10")).await;
     assert!(
         session.agent().is_streaming(),
         "still streaming when the terminal is resized"
     );
-    vt.resize(34, 20);
+    assert!(!shown(&vt, "word13"), "held within word12");
+    vt.resize(34, 20).await;
+    // The resize event comes late: the spinner's frames in between already have the new width
+    // (a frame at the old width would wrap and push broken rows into the scrollback).
+    let resized_at = vt.frames();
+    wait_for("two frames before the resize event", || vt.frames() >= resized_at + 2).await;
     keys.send(Event::Resize(34, 20)).unwrap();
-    wait_for("more of the answer", || shown(&vt, "word30")).await;
-    vt.resize(90, 24);
+    allow.send_replace(end_of(&answer, "word42"));
+    wait_for("more of the answer", || shown(&vt, "word40")).await;
+    assert!(session.agent().is_streaming(), "still streaming at the second resize");
+    vt.resize(90, 24).await;
     keys.send(Event::Resize(90, 24)).unwrap();
+    allow.send_replace(usize::MAX);
     wait_for("the run to end", || !session.agent().is_streaming()).await;
-    wait_for("the answer in the scrollback", || {
-        vt.screen().contains("word120") && !vt.screen().contains("Working")
+    let ended = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let screen = vt.screen();
+            if screen.contains("word120") && !screen.contains("Working") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     })
     .await;
+    assert!(
+        ended.is_ok(),
+        "the answer in the scrollback; screen:\n{}\nhistory: {:#?}",
+        vt.screen(),
+        vt.history()
+    );
     keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
         .unwrap();
     assert_eq!(run.await.unwrap(), 0);
@@ -194,6 +285,7 @@ async fn a_pending_preview_is_applied_from_the_keyboard() {
         out: vt.clone(),
         size: (80, 30),
         events,
+        probe: Some(vt.probe()),
     };
     let run = tokio::spawn(async move { run_with_terminal(&app, InteractiveOptions::default(), term).await });
 
@@ -241,6 +333,7 @@ async fn slash_commands_tree_fork_session_model_and_new() {
         out: vt.clone(),
         size: (100, 40),
         events,
+        probe: Some(vt.probe()),
     };
     let looped = app.clone();
     let run = tokio::spawn(async move { run_with_terminal(&looped, InteractiveOptions::default(), term).await });

@@ -324,6 +324,44 @@ async fn bash_during_a_run_reaches_the_model_after_the_run_not_inside_it() {
     assert_eq!(roles, ["user", "assistant", "user+bash", "user"]);
 }
 
+/// pi's `RpcClient` prompts again as soon as it reads `agent_end` (its `waitForIdle` resolves
+/// there): that prompt is accepted every time, never refused as "already processing".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_sent_the_moment_agent_end_is_read_is_never_refused() {
+    const ROUNDS: usize = 50;
+    let replies = (0..ROUNDS).map(|i| openai::text(&format!("answer {i}"))).collect();
+    let server = MockServer::start(replies).await;
+    let mut rpc = Rpc::start(&server);
+    on_blocking(move || {
+        for round in 0..ROUNDS {
+            let id = format!("p{round}");
+            rpc.send(json!({"type": "prompt", "id": id, "message": format!("question {round}")}));
+            let mut accepted = false;
+            // Up to this round's `agent_end`, then at once the next prompt.
+            loop {
+                let line = rpc.until("a response, an error or agent_end", |v| {
+                    v["type"] == "response" || v["type"] == "error" || v["type"] == "agent_end"
+                });
+                assert_ne!(line["type"], "error", "round {round}: {line}");
+                if line["type"] == "response" {
+                    assert_eq!(line["id"], id.as_str(), "round {round}: {line}");
+                    assert_eq!(line["success"], true, "round {round} was refused: {line}");
+                    accepted = true;
+                    continue;
+                }
+                assert!(accepted, "round {round}: agent_end before the prompt's response");
+                let last = line["messages"].as_array().unwrap().last().unwrap().clone();
+                assert_eq!(last["content"][0]["text"], format!("answer {round}"), "round {round}");
+                break;
+            }
+        }
+        let seen = rpc.close();
+        assert!(!seen.iter().any(|v| v["type"] == "error"), "{seen:#?}");
+    })
+    .await;
+    assert_eq!(server.requests().len(), ROUNDS);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_lines_bash_and_models() {
     let server = MockServer::start(vec![openai::text("ok")]).await;

@@ -22,4 +22,5 @@ mod resolve;
 mod sandbox;
 mod session_ast_edit;
 mod session_resolve;
+mod session_run_end;
 mod tool_choice_queue;

@@ -96,9 +96,11 @@ pub fn new_ui() -> (Arc<dyn pi_coding_agent::ToolUi>, mpsc::UnboundedReceiver<Ui
     (Arc::new(TuiUi::new(tx)), rx)
 }
 
+/// Reads a terminal's size (columns, rows) as it is now; `None` when it cannot be read.
+pub type SizeProbe = Arc<dyn Fn() -> Option<(u16, u16)> + Send + Sync>;
+
 /// A terminal for [`run_with_terminal`]: where output goes, its size, and its events (keys,
 /// pastes, resizes). The channel closing ends the mode.
-#[derive(Debug)]
 pub struct Terminal<W: Write> {
     /// The output.
     pub out: W,
@@ -106,6 +108,20 @@ pub struct Terminal<W: Write> {
     pub size: (u16, u16),
     /// The input events.
     pub events: mpsc::UnboundedReceiver<Event>,
+    /// Read before every frame, as pi-tui reads the terminal's `columns` at every render: a frame
+    /// drawn after the terminal changed size but before its resize event arrived (a spinner tick)
+    /// is drawn at the new size instead of wrapping and pushing stale rows into the scrollback.
+    /// `None`: only resize events change the size.
+    pub probe: Option<SizeProbe>,
+}
+
+impl<W: Write> std::fmt::Debug for Terminal<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Terminal")
+            .field("size", &self.size)
+            .field("probe", &self.probe.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Runs the interactive mode on the process's terminal until the user leaves; returns the exit
@@ -125,6 +141,7 @@ pub async fn run_interactive(app: App, options: InteractiveOptions) -> i32 {
         out: std::io::stdout(),
         size: terminal::size(),
         events,
+        probe: Some(Arc::new(|| crossterm::terminal::size().ok())),
     };
     let code = run_with_terminal(&app, options, term).await;
     stop.store(true, Ordering::SeqCst);
@@ -143,6 +160,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     let (width, height) = term.size;
     let mut renderer = InlineRenderer::new(term.out, width, height);
     let mut input = term.events;
+    let probe = term.probe;
     let (event_tx, mut events) = mpsc::unbounded_channel::<SessionEvent>();
     let subscription = session.subscribe(move |event| {
         let _ = event_tx.send(event.clone());
@@ -169,6 +187,10 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     loop {
         for message in panic_hook::take_reported() {
             screen.notice(format!("pi: {message}"), NoticeKind::Error);
+        }
+        if let Some((width, height)) = probe.as_ref().and_then(|probe| probe()) {
+            // Does nothing while the size is unchanged.
+            let _ = renderer.resize(width, height);
         }
         if draw(&mut screen, &mut renderer).is_err() {
             code = 1;

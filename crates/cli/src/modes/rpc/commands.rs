@@ -156,8 +156,8 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
     let (session, running, writer) = (session.clone(), rpc.running.clone(), rpc.writer.clone());
     let app = rpc.app.clone();
     let run = tokio::spawn(async move {
-        // The previous run has sent `agent_end` (that is what cleared `running`) but may still be
-        // finishing; a client that prompts right after `agent_end` must not be refused.
+        // The previous run has sent `agent_end` (that is what cleared `running`) and freed the
+        // agent; its other `agent_end` listeners may still be running: they finish first.
         session.agent().wait_for_idle().await;
         // `bash` results that came in during the previous run go before this prompt.
         app.flush_deferred();

@@ -94,8 +94,8 @@ pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceive
     let running = Arc::new(AtomicBool::new(false));
     let ended = running.clone();
     let subscription = app.session().subscribe(move |event| {
-        // Not busy before the client reads `agent_end`: a command it sends on seeing the line
-        // must not find the run still marked as active.
+        // Cleared before the line goes out: a client answers `agent_end` with its next prompt at
+        // once, and that prompt must find the run over.
         if let SessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) = event {
             ended.store(false, std::sync::atomic::Ordering::SeqCst);
         }
