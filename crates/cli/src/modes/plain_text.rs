@@ -28,7 +28,25 @@ pub fn render(event: &SessionEvent) -> Option<String> {
     match event {
         SessionEvent::Agent(event) => render_agent(event),
         SessionEvent::ResolveForcingStopped(_) => event.notice().map(|n| format!("! {n}\n")),
-        SessionEvent::PendingActionPushed { .. }
+        SessionEvent::AutoRetryStart {
+            attempt,
+            max_attempts,
+            delay_ms,
+            ..
+        } => Some(format!(
+            "Retrying ({attempt}/{max_attempts}) in {}s...\n",
+            delay_ms.div_ceil(1000)
+        )),
+        SessionEvent::AutoRetryEnd {
+            success: false,
+            attempt,
+            final_error,
+        } => Some(format!(
+            "Error: Retry failed after {attempt} attempts: {}\n",
+            final_error.as_deref().unwrap_or("Unknown error")
+        )),
+        SessionEvent::AutoRetryEnd { .. }
+        | SessionEvent::PendingActionPushed { .. }
         | SessionEvent::Resolved(_)
         | SessionEvent::QueueUpdate { .. }
         | SessionEvent::ThinkingLevelChanged(_)

@@ -344,8 +344,23 @@ impl Transcript {
                     self.notice(text, NoticeKind::Warning);
                 }
             }
-            // The screen shows queues, the thinking level and the name from their own state.
-            SessionEvent::PendingActionPushed { .. }
+            // pi's `showError` when the retries ran out or the wait was cancelled.
+            SessionEvent::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error,
+            } => self.notice(
+                format!(
+                    "Error: Retry failed after {attempt} attempts: {}",
+                    final_error.as_deref().unwrap_or("Unknown error")
+                ),
+                NoticeKind::Error,
+            ),
+            // The screen shows queues, the thinking level and the name from their own state, and
+            // a retry's wait in its loader.
+            SessionEvent::AutoRetryStart { .. }
+            | SessionEvent::AutoRetryEnd { .. }
+            | SessionEvent::PendingActionPushed { .. }
             | SessionEvent::Resolved(_)
             | SessionEvent::QueueUpdate { .. }
             | SessionEvent::ThinkingLevelChanged(_)
