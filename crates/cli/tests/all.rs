@@ -12,6 +12,7 @@ mod faults;
 mod interactive_loop;
 mod interactive_screens;
 mod pi_073;
+mod retry;
 mod rpc;
 mod session_flags;
 mod tmux;

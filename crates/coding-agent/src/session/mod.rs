@@ -473,15 +473,19 @@ impl AgentSession {
     async fn retry_failed_runs(&self) {
         loop {
             let (next, event) = self.inner.retry.after_run();
+            // The failed answer leaves the transcript before anyone hears of the retry (pi does
+            // both at once), so a `get_state` after `auto_retry_start` counts without it.
+            if matches!(next, Next::Wait(..))
+                && let Some(messages) = retry::without_failed_tail(self.inner.agent.messages())
+            {
+                self.inner.agent.set_messages(messages);
+            }
             if let Some(event) = event {
                 self.inner.emit_retry(event);
             }
             let Next::Wait(delay, cancel) = next else {
                 return;
             };
-            if let Some(messages) = retry::without_failed_tail(self.inner.agent.messages()) {
-                self.inner.agent.set_messages(messages);
-            }
             // An `abort_retry` ends the retry and says so itself.
             let waited = tokio::select! {
                 () = cancel.cancelled() => false,
