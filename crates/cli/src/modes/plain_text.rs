@@ -104,3 +104,34 @@ fn result_lines(result: &ToolResult, is_error: bool) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_automatic_retry_reads_as_in_the_tui() {
+        let start = SessionEvent::AutoRetryStart {
+            attempt: 1,
+            max_attempts: 3,
+            delay_ms: 2500,
+            error_message: "503 Service Unavailable".into(),
+        };
+        assert_eq!(render(&start).as_deref(), Some("Retrying (1/3) in 3s...\n"));
+        let failed = SessionEvent::AutoRetryEnd {
+            success: false,
+            attempt: 3,
+            final_error: Some("503 Service Unavailable".into()),
+        };
+        assert_eq!(
+            render(&failed).as_deref(),
+            Some("Error: Retry failed after 3 attempts: 503 Service Unavailable\n")
+        );
+        let succeeded = SessionEvent::AutoRetryEnd {
+            success: true,
+            attempt: 1,
+            final_error: None,
+        };
+        assert_eq!(render(&succeeded), None);
+    }
+}

@@ -45,8 +45,8 @@ mod queued;
 use queued::{QueuedTexts, queued_text};
 
 mod retry;
+use retry::RetryState;
 pub use retry::is_retryable;
-use retry::{Next, RetryEvent, RetryState};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -468,74 +468,6 @@ impl AgentSession {
         Ok(())
     }
 
-    /// After a run: while its last assistant message failed with a retryable error and attempts
-    /// remain, announce, drop that message from the transcript, wait and continue the run.
-    async fn retry_failed_runs(&self) {
-        loop {
-            let (next, event) = self.inner.retry.after_run();
-            // The failed answer leaves the transcript before anyone hears of the retry (pi does
-            // both at once), so a `get_state` after `auto_retry_start` counts without it.
-            if matches!(next, Next::Wait(..))
-                && let Some(messages) = retry::without_failed_tail(self.inner.agent.messages())
-            {
-                self.inner.agent.set_messages(messages);
-            }
-            if let Some(event) = event {
-                self.inner.emit_retry(event);
-            }
-            let Next::Wait(delay, cancel) = next else {
-                return;
-            };
-            // An `abort_retry` ends the retry and says so itself.
-            let waited = tokio::select! {
-                () = cancel.cancelled() => false,
-                () = tokio::time::sleep(delay) => self.inner.retry.after_wait(),
-            };
-            if !waited {
-                return;
-            }
-            if self.inner.agent.continue_run().await.is_err() {
-                self.inner.retry.stop();
-                return;
-            }
-        }
-    }
-
-    /// Cancels the wait of a retry in progress and ends it (pi's `abortRetry`; RPC
-    /// `abort_retry`); does nothing when no retry waits.
-    pub fn abort_retry(&self) {
-        if let Some(end) = self.inner.retry.abort() {
-            self.inner.emit_retry(end);
-        }
-    }
-
-    /// Whether a retry is in progress: from the failed run until the retry ends (pi's
-    /// `isRetrying`).
-    pub fn is_retrying(&self) -> bool {
-        self.inner.retry.is_retrying()
-    }
-
-    /// Retries made since the last answer that did not fail (pi's `retryAttempt`; 0 when none).
-    pub fn retry_attempt(&self) -> u32 {
-        self.inner.retry.attempt()
-    }
-
-    /// The retry settings in force.
-    pub fn retry_settings(&self) -> AgentRetry {
-        self.inner.retry.settings()
-    }
-
-    /// Replaces the retry settings.
-    pub fn set_retry_settings(&self, settings: AgentRetry) {
-        self.inner.retry.set_settings(settings);
-    }
-
-    /// Turns the automatic retry on or off (pi's `setAutoRetryEnabled`; [`crate::App`] also
-    /// saves it as `retry.enabled`).
-    pub fn set_auto_retry_enabled(&self, enabled: bool) {
-        self.inner.retry.set_enabled(enabled);
-    }
-
     /// Queues a steering message; a user message's text joins the `queue_update` lists.
     pub fn steer(&self, message: impl Into<AgentMessage>) {
         let message = message.into();
@@ -575,8 +507,8 @@ impl AgentSession {
         self.inner.emit(event);
     }
 
-    /// Aborts a retry's wait and the run, waits until the agent is idle, then rejects any choice still in flight as
-    /// `aborted` (a pending `resolve` is forced again on the next prompt).
+    /// Aborts a retry's wait and the run, waits until the agent is idle, then rejects any choice
+    /// still in flight as `aborted` (a pending `resolve` is forced again on the next prompt).
     pub async fn abort(&self) {
         self.abort_retry();
         self.inner.agent.abort();
@@ -697,31 +629,6 @@ impl Inner {
         }
     }
 
-    fn emit_retry(&self, event: RetryEvent) {
-        self.emit(&match event {
-            RetryEvent::Start {
-                attempt,
-                max_attempts,
-                delay_ms,
-                error_message,
-            } => SessionEvent::AutoRetryStart {
-                attempt,
-                max_attempts,
-                delay_ms,
-                error_message,
-            },
-            RetryEvent::End {
-                success,
-                attempt,
-                final_error,
-            } => SessionEvent::AutoRetryEnd {
-                success,
-                attempt,
-                final_error,
-            },
-        });
-    }
-
     fn emit_queue_update(&self) {
         let event = lock(&self.queued).event();
         self.emit(&event);
@@ -823,7 +730,7 @@ fn wire(inner: &Arc<Inner>) {
             && let Some(assistant) = message.as_assistant()
             && let Some(end) = inner.retry.on_assistant_end(assistant)
         {
-            inner.emit_retry(end);
+            inner.emit(&end.into());
         }
     });
 

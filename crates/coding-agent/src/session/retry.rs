@@ -19,6 +19,7 @@ use pi_agent_core::{AgentMessage, AssistantMessage, StopReason, lock};
 use regex::{Regex, RegexSet};
 use tokio_util::sync::CancellationToken;
 
+use super::{AgentSession, SessionEvent};
 use crate::config::AgentRetry;
 
 /// The errors pi retries, its own pattern (`_isRetryableError`), case-insensitive.
@@ -114,6 +115,103 @@ pub(super) enum RetryEvent {
         attempt: u32,
         final_error: Option<String>,
     },
+}
+
+impl From<RetryEvent> for SessionEvent {
+    fn from(event: RetryEvent) -> Self {
+        match event {
+            RetryEvent::Start {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => SessionEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            },
+            RetryEvent::End {
+                success,
+                attempt,
+                final_error,
+            } => SessionEvent::AutoRetryEnd {
+                success,
+                attempt,
+                final_error,
+            },
+        }
+    }
+}
+
+impl AgentSession {
+    /// After a run: while its last assistant message failed with a retryable error and attempts
+    /// remain, announce, drop that message from the transcript, wait and continue the run.
+    pub(super) async fn retry_failed_runs(&self) {
+        loop {
+            let (next, event) = self.inner.retry.after_run();
+            // The failed answer leaves the transcript before anyone hears of the retry (pi does
+            // both at once), so a `get_state` after `auto_retry_start` counts without it.
+            if matches!(next, Next::Wait(..))
+                && let Some(messages) = without_failed_tail(self.inner.agent.messages())
+            {
+                self.inner.agent.set_messages(messages);
+            }
+            if let Some(event) = event {
+                self.inner.emit(&event.into());
+            }
+            let Next::Wait(delay, cancel) = next else {
+                return;
+            };
+            // An `abort_retry` ends the retry and says so itself.
+            let waited = tokio::select! {
+                () = cancel.cancelled() => false,
+                () = tokio::time::sleep(delay) => self.inner.retry.after_wait(),
+            };
+            if !waited {
+                return;
+            }
+            if self.inner.agent.continue_run().await.is_err() {
+                self.inner.retry.stop();
+                return;
+            }
+        }
+    }
+
+    /// Cancels the wait of a retry in progress and ends it (pi's `abortRetry`; RPC
+    /// `abort_retry`); does nothing when no retry waits.
+    pub fn abort_retry(&self) {
+        if let Some(end) = self.inner.retry.abort() {
+            self.inner.emit(&end.into());
+        }
+    }
+
+    /// Whether a retry is in progress: from the failed run until the retry ends (pi's
+    /// `isRetrying`).
+    pub fn is_retrying(&self) -> bool {
+        self.inner.retry.is_retrying()
+    }
+
+    /// Retries made since the last answer that did not fail (pi's `retryAttempt`; 0 when none).
+    pub fn retry_attempt(&self) -> u32 {
+        self.inner.retry.attempt()
+    }
+
+    /// The retry settings in force.
+    pub fn retry_settings(&self) -> AgentRetry {
+        self.inner.retry.settings()
+    }
+
+    /// Replaces the retry settings.
+    pub fn set_retry_settings(&self, settings: AgentRetry) {
+        self.inner.retry.set_settings(settings);
+    }
+
+    /// Turns the automatic retry on or off (pi's `setAutoRetryEnabled`; [`crate::App`] also
+    /// saves it as `retry.enabled`).
+    pub fn set_auto_retry_enabled(&self, enabled: bool) {
+        self.inner.retry.set_enabled(enabled);
+    }
 }
 
 /// What the session does after a run that failed.
