@@ -616,9 +616,9 @@ fn errors_a_failed_request_an_aborted_run_and_a_failed_tool() {
     );
 }
 
-/// A failed request, then pi's retry countdown under it (1.2 s into a 4 s wait: `in 3s`); and,
-/// once the attempts ran out, pi's `Error: Retry failed after 3 attempts: …` with the working
-/// loader back.
+/// A failed request, then pi's retry countdown under it (1.2 s into a 4 s wait: `in 3s`); once
+/// the attempts ran out, pi's `Error: Retry failed after 3 attempts: …` with the working loader
+/// back; and an answer aborted while the retry is in progress: `Aborted after 2 retry attempts`.
 #[test]
 fn an_automatic_retry_counts_down_then_reports_running_out() {
     let failed = |screen: &mut Screen| {
@@ -653,6 +653,23 @@ fn an_automatic_retry_counts_down_then_reports_running_out() {
                 success: false,
                 attempt: 3,
                 final_error: Some("503 Service Unavailable".into()),
+            });
+            screen
+        })
+    );
+    insta::assert_snapshot!(
+        "screen_retry_aborted",
+        screen_snapshot(|| {
+            let mut screen = waiting();
+            screen.apply(&agent(AgentEvent::AgentStart));
+            let aborted = assistant(vec![faux_text("Deploying to")], StopReason::Aborted);
+            screen.apply(&agent(AgentEvent::MessageEnd {
+                message: AgentMessage::Assistant(aborted),
+            }));
+            screen.apply(&SessionEvent::AutoRetryEnd {
+                success: true,
+                attempt: 2,
+                final_error: None,
             });
             screen
         })
