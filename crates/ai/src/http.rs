@@ -19,9 +19,12 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpOptions {
     /// Retries after the first attempt for 429, 5xx, overloaded and transport failures
-    /// (`retry.provider.maxRetries`).
+    /// (`retry.provider.maxRetries`); 2 by default, the OpenAI and Anthropic SDKs' default that
+    /// pi 0.73.1 leaves in force. The session's retry of the whole turn (`retry.maxRetries`)
+    /// comes on top of these: see `docs/retry.md`.
     pub max_retries: u32,
-    /// First backoff delay; doubled on every retry.
+    /// First backoff delay; doubled on every retry, at most [`MAX_BACKOFF`] (0.5 s, 1 s, 2 s, …
+    /// 8 s, as the SDKs wait).
     pub base_delay: Duration,
     /// Longest delay between attempts. A `retry-after` asking for longer fails the request at
     /// once instead of waiting silently (`retry.provider.maxRetryDelayMs`); zero: no limit.
@@ -37,11 +40,15 @@ pub struct HttpOptions {
     pub total_timeout: Duration,
 }
 
+/// The longest exponential backoff between two attempts (the SDKs' 8 s); a `retry-after` may ask
+/// for more, up to `max_retry_delay`.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(8);
+
 impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions {
-            max_retries: 3,
-            base_delay: Duration::from_secs(1),
+            max_retries: 2,
+            base_delay: Duration::from_millis(500),
             max_retry_delay: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(300),
@@ -275,7 +282,11 @@ impl HttpClient {
     /// more than that.
     fn backoff_delay(&self, attempt: u32, asked: Option<Duration>, failure: &HttpError) -> Result<Duration, HttpError> {
         let cap = self.options.max_retry_delay;
-        let exponential = self.options.base_delay.saturating_mul(2u32.saturating_pow(attempt));
+        let exponential = self
+            .options
+            .base_delay
+            .saturating_mul(2u32.saturating_pow(attempt))
+            .min(MAX_BACKOFF.max(self.options.base_delay));
         match (asked, failure) {
             (Some(asked), HttpError::Status { status, body }) if !cap.is_zero() && asked > cap => {
                 Err(HttpError::RetryTooLate {
@@ -412,6 +423,22 @@ mod tests {
         assert!(retryable(503, ""));
         assert!(retryable(400, r#"{"type":"overloaded_error"}"#));
         assert!(!retryable(401, "bad key"));
+    }
+
+    #[test]
+    fn defaults_are_the_sdks() {
+        let options = HttpOptions::default();
+        assert_eq!(options.max_retries, 2);
+        let client = HttpClient::new(options);
+        let failure = HttpError::Transport("x".into());
+        let delays: Vec<Duration> = (0..6)
+            .map(|attempt| client.backoff_delay(attempt, None, &failure).unwrap())
+            .collect();
+        let secs = |s: f64| Duration::from_secs_f64(s);
+        assert_eq!(
+            delays,
+            [secs(0.5), secs(1.0), secs(2.0), secs(4.0), secs(8.0), secs(8.0)]
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod faults;
 mod interactive_loop;
 mod interactive_screens;
 mod pi_073;
+mod retry;
 mod rpc;
 mod rpc_client;
 mod session_flags;

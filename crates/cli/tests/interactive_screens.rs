@@ -616,6 +616,66 @@ fn errors_a_failed_request_an_aborted_run_and_a_failed_tool() {
     );
 }
 
+/// A failed request, then pi's retry countdown under it (1.2 s into a 4 s wait: `in 3s`); once
+/// the attempts ran out, pi's `Error: Retry failed after 3 attempts: …` with the working loader
+/// back; and an answer aborted while the retry is in progress: `Aborted after 2 retry attempts`.
+#[test]
+fn an_automatic_retry_counts_down_then_reports_running_out() {
+    let failed = |screen: &mut Screen| {
+        let mut error = assistant(vec![], StopReason::Error);
+        error.error_message = Some("503 Service Unavailable".into());
+        screen.apply(&agent(AgentEvent::MessageEnd {
+            message: AgentMessage::Assistant(error),
+        }));
+    };
+    let waiting = || {
+        let mut screen = screen();
+        screen.transcript_mut().user("Deploy it.");
+        screen.set_running(true);
+        failed(&mut screen);
+        screen.apply(&SessionEvent::AutoRetryStart {
+            attempt: 2,
+            max_attempts: 3,
+            delay_ms: 4000,
+            error_message: "503 Service Unavailable".into(),
+        });
+        screen.tick_at(Duration::from_millis(1200));
+        screen
+    };
+    insta::assert_snapshot!("screen_retry_waiting", screen_snapshot(waiting));
+    insta::assert_snapshot!(
+        "screen_retry_failed",
+        screen_snapshot(|| {
+            let mut screen = waiting();
+            screen.apply(&agent(AgentEvent::AgentStart));
+            failed(&mut screen);
+            screen.apply(&SessionEvent::AutoRetryEnd {
+                success: false,
+                attempt: 3,
+                final_error: Some("503 Service Unavailable".into()),
+            });
+            screen
+        })
+    );
+    insta::assert_snapshot!(
+        "screen_retry_aborted",
+        screen_snapshot(|| {
+            let mut screen = waiting();
+            screen.apply(&agent(AgentEvent::AgentStart));
+            let aborted = assistant(vec![faux_text("Deploying to")], StopReason::Aborted);
+            screen.apply(&agent(AgentEvent::MessageEnd {
+                message: AgentMessage::Assistant(aborted),
+            }));
+            screen.apply(&SessionEvent::AutoRetryEnd {
+                success: true,
+                attempt: 2,
+                final_error: None,
+            });
+            screen
+        })
+    );
+}
+
 #[test]
 fn parallel_tools_commit_in_order_and_a_running_one_stays_live() {
     insta::assert_snapshot!(

@@ -13,14 +13,15 @@ use serde_json::{Value, json};
 
 use crate::rpc::Rpc;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pi-0.73.1");
+pub(crate) const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pi-0.73.1");
 
-fn data(name: &str) -> String {
+pub(crate) fn data(name: &str) -> String {
     std::fs::read_to_string(format!("{DATA}/{name}")).unwrap()
 }
 
-/// The replies of a recorded script, chunk for chunk as the recording server sent them.
-fn replies(script: &str) -> Vec<Reply> {
+/// The replies of a recorded script, chunk for chunk as the recording server sent them (an entry
+/// with a `status` is an error response with that body and those headers).
+pub(crate) fn replies(script: &str) -> Vec<Reply> {
     let script: Value = serde_json::from_str(&data(script)).unwrap();
     let chunk = |delta: Value, finish: Value| {
         json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "mock",
@@ -31,6 +32,14 @@ fn replies(script: &str) -> Vec<Reply> {
         .unwrap()
         .iter()
         .map(|reply| {
+            // An error status: `{status, headers, body}`.
+            if let Some(status) = reply["status"].as_u64() {
+                let mut error = Reply::json(status as u16, reply["body"].as_str().unwrap());
+                for (name, value) in reply["headers"].as_object().into_iter().flatten() {
+                    error = error.header(name, value.as_str().unwrap());
+                }
+                return error;
+            }
             let mut chunks: Vec<String> = reply["deltas"]
                 .as_array()
                 .unwrap()
@@ -57,7 +66,7 @@ fn replies(script: &str) -> Vec<Reply> {
 }
 
 /// A sandbox with the recording's `models.json` pointed at `server` and its `a.txt`.
-fn sandbox(server: &MockServer) -> Sandbox {
+pub(crate) fn sandbox(server: &MockServer) -> Sandbox {
     let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
     let models = data("models.json").replace("http://127.0.0.1:18431/v1", &server.url("/v1"));
     sandbox.write_models_json(&models);
@@ -66,7 +75,7 @@ fn sandbox(server: &MockServer) -> Sandbox {
 }
 
 /// The recording's normalization: numeric timestamps 0; ids, times, paths as placeholders.
-fn normalize(value: &mut Value) {
+pub(crate) fn normalize(value: &mut Value) {
     match value {
         Value::Object(map) => {
             let is_header = map.get("type").and_then(Value::as_str) == Some("session");
@@ -91,7 +100,7 @@ fn normalize(value: &mut Value) {
 /// pi serializes its events asynchronously, so its `message_update` partials show a later state
 /// than the event's: compare the shape (keys and order) and the delta, not the partial's content.
 /// Ours must carry the same message twice.
-fn mask_partials(line: &mut Value, ours: bool) {
+pub(crate) fn mask_partials(line: &mut Value, ours: bool) {
     if line["type"] != "message_update" {
         return;
     }
@@ -102,7 +111,7 @@ fn mask_partials(line: &mut Value, ours: bool) {
     line["assistantMessageEvent"]["partial"] = "<partial>".into();
 }
 
-fn lines(output: &str) -> Vec<Value> {
+pub(crate) fn lines(output: &str) -> Vec<Value> {
     output
         .lines()
         .map(|line| {
@@ -113,11 +122,11 @@ fn lines(output: &str) -> Vec<Value> {
         .collect()
 }
 
-fn recorded(name: &str) -> Vec<Value> {
+pub(crate) fn recorded(name: &str) -> Vec<Value> {
     lines(&data(name))
 }
 
-fn compact(values: &[Value]) -> String {
+pub(crate) fn compact(values: &[Value]) -> String {
     values.iter().map(|v| format!("{v}\n")).collect()
 }
 
@@ -205,7 +214,7 @@ async fn json_mode_tool_call_matches_pi() {
 }
 
 /// The recorded transcript: `>>> ` lines as `{"sent": …}`, the rest normalized.
-fn recorded_transcript(name: &str) -> Vec<Value> {
+pub(crate) fn recorded_transcript(name: &str) -> Vec<Value> {
     data(name)
         .lines()
         .map(|line| match line.strip_prefix(">>> ") {
@@ -222,7 +231,7 @@ fn recorded_transcript(name: &str) -> Vec<Value> {
 /// for a reasoning model; that default belongs to the thinking-level work), `get_state`'s
 /// `autoCompactionEnabled` (compaction is not built yet) and our `id` on the unknown-command
 /// error (pi leaves it out, so its own client times out; an addition).
-fn rpc_comparable(transcript: &[Value], fresh_state_id: &str) -> Vec<Value> {
+pub(crate) fn rpc_comparable(transcript: &[Value], fresh_state_id: &str) -> Vec<Value> {
     transcript
         .iter()
         .filter(|line| {
@@ -249,7 +258,7 @@ fn rpc_comparable(transcript: &[Value], fresh_state_id: &str) -> Vec<Value> {
         .collect()
 }
 
-fn our_transcript(seen: Vec<Value>) -> Vec<Value> {
+pub(crate) fn our_transcript(seen: Vec<Value>) -> Vec<Value> {
     seen.into_iter()
         .map(|mut line| {
             normalize(&mut line);
@@ -259,7 +268,7 @@ fn our_transcript(seen: Vec<Value>) -> Vec<Value> {
 }
 
 /// Sends `command` and waits for its response.
-fn step(rpc: &mut Rpc, command: Value) {
+pub(crate) fn step(rpc: &mut Rpc, command: Value) {
     let id = command["id"].as_str().unwrap().to_owned();
     rpc.send_noted(command);
     rpc.response(&id);

@@ -174,8 +174,9 @@ impl SessionBuilder {
     }
 
     /// pi's merged `settings.json` (global and project): tool execution, shell, `ast_edit` /
-    /// `ast_grep`, custom tool paths, MCP servers, steering and follow-up modes, and the provider
-    /// timeouts and retries (`retry.provider`) of the default model boundary.
+    /// `ast_grep`, custom tool paths, MCP servers, steering and follow-up modes, the session's
+    /// retry of failed turns (`retry.*`) and the provider timeouts and retries (`retry.provider`)
+    /// of the default model boundary.
     #[must_use]
     pub fn settings(mut self, settings: Settings) -> Self {
         self.settings = settings;
@@ -292,6 +293,7 @@ impl SessionBuilder {
             shell: settings.shell_path.as_ref().map(PathBuf::from),
             shell_command_prefix: settings.shell_command_prefix.clone(),
             sandbox: sandbox_of(settings, &self.cwd),
+            retry: settings.retry,
             ..SessionSettings::default()
         };
         if let Some(sandbox) = &session_settings.sandbox {

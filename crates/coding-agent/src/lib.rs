@@ -66,7 +66,7 @@ pub use model_choice::{
 pub use model_scope::{ScopedModel, initial_scoped_model, resolve_model_scope};
 pub use session::{
     AgentSession, DEFAULT_ACTIVE_TOOLS, RegisteredTool, SessionError, SessionEvent, SessionOptions, SessionSettings,
-    SessionSubscription, ToolOrigin, ToolRegistry, supports_named_tool_choice,
+    SessionSubscription, ToolOrigin, ToolRegistry, is_retryable, supports_named_tool_choice,
 };
 pub use system_prompt::{
     CONTEXT_FILE_NAMES, ContextFile, DocsLocation, PromptParts, build_system_prompt, find_context_files, now_text,

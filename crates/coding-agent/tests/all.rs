@@ -19,6 +19,7 @@ mod mutation_order;
 mod pending_props;
 mod process_tools;
 mod resolve;
+mod retry;
 mod sandbox;
 mod session_ast_edit;
 mod session_resolve;

@@ -3,7 +3,8 @@
 //! Agent events keep pi 0.73.1's shapes and key order: `message_update` is
 //! `{"type":"message_update","assistantMessageEvent":{…,"partial":P},"message":P}` with the
 //! message so far twice, as pi writes it. The session's events `queue_update`,
-//! `thinking_level_changed` and `session_info_changed` are pi's; `pending_action`,
+//! `thinking_level_changed`, `session_info_changed`, `auto_retry_start` and `auto_retry_end` are
+//! pi's; `pending_action`,
 //! `resolve_outcome` and `resolve_forcing_stopped` are this program's own
 //! (`docs/differences-from-pi.md`).
 
@@ -110,6 +111,33 @@ pub fn event_value(event: &SessionEvent) -> Value {
             "sourceToolName": source_tool_name,
             "pending": pending,
         }),
+        SessionEvent::AutoRetryStart {
+            attempt,
+            max_attempts,
+            delay_ms,
+            error_message,
+        } => json!({
+            "type": "auto_retry_start",
+            "attempt": attempt,
+            "maxAttempts": max_attempts,
+            "delayMs": delay_ms,
+            "errorMessage": error_message,
+        }),
+        SessionEvent::AutoRetryEnd {
+            success,
+            attempt,
+            final_error,
+        } => {
+            let mut map = Map::new();
+            map.insert("type".into(), "auto_retry_end".into());
+            map.insert("success".into(), (*success).into());
+            map.insert("attempt".into(), (*attempt).into());
+            // pi leaves `finalError` out on success.
+            if let Some(error) = final_error {
+                map.insert("finalError".into(), error.clone().into());
+            }
+            Value::Object(map)
+        }
         SessionEvent::Resolved(outcome) => outcome_value(outcome),
         SessionEvent::ResolveForcingStopped(stopped) => json!({
             "type": "resolve_forcing_stopped",
@@ -174,6 +202,36 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<Value>(&event_line(&event)).unwrap(),
             event_value(&event)
+        );
+    }
+
+    #[test]
+    fn retry_events_in_pis_shape() {
+        let line = |event: SessionEvent| event_line(&event);
+        assert_eq!(
+            line(SessionEvent::AutoRetryStart {
+                attempt: 1,
+                max_attempts: 3,
+                delay_ms: 2000,
+                error_message: "503 Service Unavailable".into()
+            }),
+            r#"{"type":"auto_retry_start","attempt":1,"maxAttempts":3,"delayMs":2000,"errorMessage":"503 Service Unavailable"}"#
+        );
+        assert_eq!(
+            line(SessionEvent::AutoRetryEnd {
+                success: true,
+                attempt: 2,
+                final_error: None
+            }),
+            r#"{"type":"auto_retry_end","success":true,"attempt":2}"#
+        );
+        assert_eq!(
+            line(SessionEvent::AutoRetryEnd {
+                success: false,
+                attempt: 3,
+                final_error: Some("Retry cancelled".into())
+            }),
+            r#"{"type":"auto_retry_end","success":false,"attempt":3,"finalError":"Retry cancelled"}"#
         );
     }
 

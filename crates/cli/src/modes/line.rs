@@ -58,7 +58,7 @@ pub(crate) async fn run_line_with(
         }
     });
     for prompt in initial {
-        if let Err(error) = session.agent().prompt(prompt).await {
+        if let Err(error) = session.prompt(prompt).await {
             write(&stdout, &format!("{error}\n"));
         }
     }

@@ -28,7 +28,25 @@ pub fn render(event: &SessionEvent) -> Option<String> {
     match event {
         SessionEvent::Agent(event) => render_agent(event),
         SessionEvent::ResolveForcingStopped(_) => event.notice().map(|n| format!("! {n}\n")),
-        SessionEvent::PendingActionPushed { .. }
+        SessionEvent::AutoRetryStart {
+            attempt,
+            max_attempts,
+            delay_ms,
+            ..
+        } => Some(format!(
+            "Retrying ({attempt}/{max_attempts}) in {}s...\n",
+            delay_ms.div_ceil(1000)
+        )),
+        SessionEvent::AutoRetryEnd {
+            success: false,
+            attempt,
+            final_error,
+        } => Some(format!(
+            "Error: Retry failed after {attempt} attempts: {}\n",
+            final_error.as_deref().unwrap_or("Unknown error")
+        )),
+        SessionEvent::AutoRetryEnd { .. }
+        | SessionEvent::PendingActionPushed { .. }
         | SessionEvent::Resolved(_)
         | SessionEvent::QueueUpdate { .. }
         | SessionEvent::ThinkingLevelChanged(_)
@@ -85,4 +103,35 @@ fn result_lines(result: &ToolResult, is_error: bool) -> String {
         out.push_str(&format!("    … {} more lines\n", lines.len() - RESULT_LINES));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_automatic_retry_reads_as_in_the_tui() {
+        let start = SessionEvent::AutoRetryStart {
+            attempt: 1,
+            max_attempts: 3,
+            delay_ms: 2500,
+            error_message: "503 Service Unavailable".into(),
+        };
+        assert_eq!(render(&start).as_deref(), Some("Retrying (1/3) in 3s...\n"));
+        let failed = SessionEvent::AutoRetryEnd {
+            success: false,
+            attempt: 3,
+            final_error: Some("503 Service Unavailable".into()),
+        };
+        assert_eq!(
+            render(&failed).as_deref(),
+            Some("Error: Retry failed after 3 attempts: 503 Service Unavailable\n")
+        );
+        let succeeded = SessionEvent::AutoRetryEnd {
+            success: true,
+            attempt: 1,
+            final_error: None,
+        };
+        assert_eq!(render(&succeeded), None);
+    }
 }

@@ -80,7 +80,7 @@ fn with_pending(code: i32, pending: bool) -> i32 {
 
 async fn run_prompts(session: &AgentSession, prompts: Vec<AgentMessage>, stdout: &Output, stderr: &Output) -> i32 {
     for prompt in prompts {
-        if let Err(error) = session.agent().prompt(prompt).await {
+        if let Err(error) = session.prompt(prompt).await {
             write_line(stderr, &error.to_string());
             return 1;
         }
@@ -129,7 +129,7 @@ pub async fn run_json(
     let subscription = session.subscribe(move |event| write_line(&sink, &event_line(event)));
     let mut code = 0;
     for prompt in prompts {
-        if session.agent().prompt(prompt).await.is_err() {
+        if session.prompt(prompt).await.is_err() {
             code = 1;
             break;
         }

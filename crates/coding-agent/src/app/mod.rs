@@ -379,6 +379,15 @@ impl App {
         level
     }
 
+    /// Turns the automatic retry of failed turns on or off and saves it as `retry.enabled` in the
+    /// global settings file, as pi's `setAutoRetryEnabled` does (RPC `set_auto_retry`).
+    pub fn set_auto_retry_enabled(&self, enabled: bool) {
+        self.inner.session.set_auto_retry_enabled(enabled);
+        let mut updates = serde_json::Map::new();
+        updates.insert("retry".into(), serde_json::json!({ "enabled": enabled }));
+        self.save_choices(updates);
+    }
+
     /// Names the session and announces it with `session_info_changed`.
     pub fn set_session_name(&self, name: &str) {
         self.write(|store| store.append_session_info(name));

@@ -9,7 +9,7 @@ mod settings;
 
 pub use error::SettingsError;
 pub use paths::{AGENT_DIR_ENV, AgentPaths, project_dir, project_settings_file};
-pub use provider_retry::ProviderRetry;
+pub use provider_retry::{AgentRetry, ProviderRetry};
 pub use save::save_global_settings;
 pub use settings::{McpServerConfig, SandboxSettings, Settings, merge, parse_thinking_level, thinking_level_name};
 

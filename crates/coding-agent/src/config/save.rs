@@ -10,7 +10,9 @@ use super::SettingsError;
 use super::settings::read_object;
 
 /// Sets `updates`' keys in the settings file at `path`, keeping every other key (also the ones
-/// this program does not know) and their order. The file is replaced atomically (a temporary
+/// this program does not know) and their order. An object merges into the object already there
+/// key by key (`{"retry": {"enabled": false}}` keeps `retry.maxRetries`), as pi sets one nested
+/// key. The file is replaced atomically (a temporary
 /// file in the same directory, then renamed), as pi writes it: pretty-printed with two spaces.
 /// The directory is created when missing. Blocking.
 ///
@@ -27,9 +29,7 @@ use super::settings::read_object;
 /// ```
 pub fn save_global_settings(path: &Path, updates: Map<String, Value>) -> Result<(), SettingsError> {
     let mut settings = read_object(path)?.unwrap_or_default();
-    for (key, value) in updates {
-        settings.insert(key, value);
-    }
+    merge_into(&mut settings, updates);
     let failed = |error: std::io::Error| SettingsError::Write {
         file: path.display().to_string(),
         message: error.to_string(),
@@ -45,6 +45,18 @@ pub fn save_global_settings(path: &Path, updates: Map<String, Value>) -> Result<
     file.as_file().sync_all().map_err(failed)?;
     file.persist(path).map_err(|e| failed(e.error))?;
     Ok(())
+}
+
+/// Sets `updates` in `settings`; objects on both sides merge recursively.
+fn merge_into(settings: &mut Map<String, Value>, updates: Map<String, Value>) {
+    for (key, value) in updates {
+        match (settings.get_mut(&key), value) {
+            (Some(Value::Object(old)), Value::Object(new)) => merge_into(old, new),
+            (_, value) => {
+                settings.insert(key, value);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -70,6 +82,23 @@ mod tests {
         );
         let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn a_nested_key_keeps_its_siblings() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(
+            &path,
+            r#"{"retry": {"maxRetries": 5, "enabled": true}, "theme": "dark"}"#,
+        )
+        .unwrap();
+        save_global_settings(&path, json!({"retry": {"enabled": false}}).as_object().unwrap().clone()).unwrap();
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            saved,
+            json!({"retry": {"maxRetries": 5, "enabled": false}, "theme": "dark"})
+        );
     }
 
     #[test]

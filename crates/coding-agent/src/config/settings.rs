@@ -39,8 +39,11 @@ pub struct Settings {
     pub custom_tools: Vec<String>,
     /// `mcpServers`: MCP servers whose tools pi offers, by name.
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
-    /// `retry.provider`: timeouts and retries of the requests to the model.
+    /// `retry.provider`: timeouts and retries within one request to the model.
     pub provider_retry: super::ProviderRetry,
+    /// `retry.enabled`, `retry.maxRetries`, `retry.baseDelayMs`: the session's retry of a turn
+    /// that failed with a transient error.
+    pub retry: super::AgentRetry,
     /// `sandbox` (beyond pi): the sandbox of bash and custom-tool processes.
     pub sandbox: SandboxSettings,
     /// `sessionDir`: where session files live (absolute, relative to the working directory, or
@@ -94,6 +97,7 @@ impl Settings {
             custom_tools: reader.strings("customTools")?,
             mcp_servers: reader.mcp_servers()?,
             provider_retry: super::provider_retry::read(&raw, file)?,
+            retry: super::provider_retry::read_agent(&raw, file)?,
             sandbox: reader.sandbox()?,
             session_dir: reader.string("sessionDir")?,
             enabled_models: match raw.get("enabledModels") {

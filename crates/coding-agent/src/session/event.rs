@@ -42,6 +42,28 @@ pub enum SessionEvent {
         /// The session's name.
         name: Option<String>,
     },
+    /// A turn failed with a transient error and will be sent again after `delay_ms` (pi's
+    /// `auto_retry_start`).
+    AutoRetryStart {
+        /// This retry's number, from 1.
+        attempt: u32,
+        /// `retry.maxRetries`.
+        max_attempts: u32,
+        /// The wait before it.
+        delay_ms: u64,
+        /// The error of the failed turn.
+        error_message: String,
+    },
+    /// The retry ended (pi's `auto_retry_end`): an answer came, the attempts ran out
+    /// (`final_error` is the last error), or the wait was aborted (`Retry cancelled`).
+    AutoRetryEnd {
+        /// Whether an answer came.
+        success: bool,
+        /// The retries made.
+        attempt: u32,
+        /// Why it failed.
+        final_error: Option<String>,
+    },
 }
 
 impl SessionEvent {
@@ -51,7 +73,9 @@ impl SessionEvent {
             SessionEvent::Agent(_)
             | SessionEvent::QueueUpdate { .. }
             | SessionEvent::ThinkingLevelChanged(_)
-            | SessionEvent::SessionInfoChanged { .. } => None,
+            | SessionEvent::SessionInfoChanged { .. }
+            | SessionEvent::AutoRetryStart { .. }
+            | SessionEvent::AutoRetryEnd { .. } => None,
             SessionEvent::PendingActionPushed { label, .. } => Some(format!("Pending: {label}")),
             SessionEvent::Resolved(outcome) => Some(match (&outcome.error, outcome.action) {
                 (Some(error), _) => format!("Resolve failed: {error}"),

@@ -44,16 +44,21 @@ pub use registry::{RegisteredTool, ToolOrigin, ToolRegistry};
 mod queued;
 use queued::{QueuedTexts, queued_text};
 
+mod retry;
+use retry::RetryState;
+pub use retry::is_retryable;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use pi_agent_core::{
-    Agent, AgentError, AgentEvent, AgentMessage, AgentOptions, AgentTool, Model, StopReason, StreamFn, ThinkingLevel,
-    ToolChoice, ToolError, ToolExecutionMode, ToolResult, lock,
+    Agent, AgentError, AgentEvent, AgentMessage, AgentOptions, AgentTool, Model, PromptInput, StopReason, StreamFn,
+    ThinkingLevel, ToolChoice, ToolError, ToolExecutionMode, ToolResult, lock,
 };
 
 use crate::ast::{AstEditTool, AstGrepTool};
+use crate::config::AgentRetry;
 use crate::custom_tools::{
     CustomTool, CustomTools, LoadError, SessionView, SessionViewSlot, ToolApi, ToolSessionEvent, UiSlot,
 };
@@ -114,6 +119,9 @@ pub struct SessionSettings {
     pub shell_command_prefix: Option<String>,
     /// The sandbox of `bash` and custom-tool processes (beyond pi; the `sandbox` setting).
     pub sandbox: Option<pi_tools::Sandbox>,
+    /// The retry of a turn that failed with a transient error (`retry.enabled`, `maxRetries`,
+    /// `baseDelayMs`).
+    pub retry: AgentRetry,
 }
 
 impl Default for SessionSettings {
@@ -126,6 +134,7 @@ impl Default for SessionSettings {
             shell: None,
             shell_command_prefix: None,
             sandbox: None,
+            retry: AgentRetry::default(),
         }
     }
 }
@@ -228,6 +237,8 @@ struct Inner {
     /// Texts of the user messages queued through [`AgentSession::steer`] / `follow_up` and not
     /// delivered yet, as `queue_update` reports them.
     queued: Mutex<QueuedTexts>,
+    /// The automatic retry of failed turns.
+    retry: RetryState,
 }
 
 /// Removes its listener when passed to [`SessionSubscription::unsubscribe`].
@@ -326,6 +337,7 @@ impl AgentSession {
                 custom_tools: RwLock::new(Vec::new()),
                 reminder_due: Mutex::new(None),
                 queued: Mutex::new(QueuedTexts::default()),
+                retry: RetryState::new(options.settings.retry),
             }
         });
         wire(&inner);
@@ -448,9 +460,12 @@ impl AgentSession {
         self.inner.forcing.stopped()
     }
 
-    /// Sends a prompt and waits until the run ends.
-    pub async fn prompt(&self, text: &str) -> Result<(), AgentError> {
-        self.inner.agent.prompt(text).await
+    /// Sends a prompt (a text, a message, messages) and waits until the run ends — with its
+    /// automatic retries when it failed with a transient error (`retry.*`, see `retry.rs`).
+    pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
+        self.inner.agent.prompt(input).await?;
+        self.retry_failed_runs().await;
+        Ok(())
     }
 
     /// Queues a steering message; a user message's text joins the `queue_update` lists.
@@ -492,9 +507,10 @@ impl AgentSession {
         self.inner.emit(event);
     }
 
-    /// Aborts the run, waits until the agent is idle, then rejects any choice still in flight as
-    /// `aborted` (a pending `resolve` is forced again on the next prompt).
+    /// Aborts a retry's wait and the run, waits until the agent is idle, then rejects any choice
+    /// still in flight as `aborted` (a pending `resolve` is forced again on the next prompt).
     pub async fn abort(&self) {
+        self.abort_retry();
         self.inner.agent.abort();
         self.inner.agent.wait_for_idle().await;
         if self.inner.queue.has_in_flight() {
@@ -709,6 +725,13 @@ fn wire(inner: &Arc<Inner>) {
             _ => {}
         }
         inner.emit(&SessionEvent::Agent(event.clone()));
+        // After the `message_end` it ends, as pi sends it.
+        if let AgentEvent::MessageEnd { message } = event
+            && let Some(assistant) = message.as_assistant()
+            && let Some(end) = inner.retry.on_assistant_end(assistant)
+        {
+            inner.emit(&end.into());
+        }
     });
 
     let weak = Arc::downgrade(inner);

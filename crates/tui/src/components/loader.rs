@@ -30,6 +30,7 @@ pub struct Loader {
     frame: usize,
     started: Instant,
     elapsed: Duration,
+    show_elapsed: bool,
     theme: Theme,
 }
 
@@ -48,6 +49,7 @@ impl Loader {
             frame: 0,
             started: Instant::now(),
             elapsed: Duration::ZERO,
+            show_elapsed: true,
             theme: theme.clone(),
         }
     }
@@ -55,6 +57,20 @@ impl Loader {
     /// Adds a hint after the time (`esc to interrupt`).
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Leaves the elapsed time out (a message that counts down on its own, such as pi's
+    /// `Retrying (1/3) in 2s...`).
+    ///
+    /// ```
+    /// use pi_tui::{Component, Loader, Theme};
+    /// use pi_tui::testing::plain;
+    /// let loader = Loader::new("Retrying (1/3) in 2s...", &Theme::dark()).without_elapsed();
+    /// assert_eq!(plain(&loader.render(40)), "⠋ Retrying (1/3) in 2s...");
+    /// ```
+    pub fn without_elapsed(mut self) -> Self {
+        self.show_elapsed = false;
         self
     }
 
@@ -108,8 +124,10 @@ impl Component for Loader {
             theme.fg(Slot::Accent, Self::FRAMES[self.frame % Self::FRAMES.len()]),
             Span::raw(" "),
             theme.fg(Slot::Muted, self.message.clone()),
-            theme.fg(Slot::Dim, format!(" ({})", format_elapsed(self.elapsed))),
         ];
+        if self.show_elapsed {
+            spans.push(theme.fg(Slot::Dim, format!(" ({})", format_elapsed(self.elapsed))));
+        }
         if let Some(hint) = &self.hint {
             spans.push(theme.fg(Slot::Dim, format!(" · {hint}")));
         }

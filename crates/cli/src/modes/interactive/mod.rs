@@ -305,7 +305,7 @@ fn start_run(screen: &mut Screen, app: &App, messages: Vec<AgentMessage>, done: 
     tokio::spawn(async move {
         let mut result = Ok(());
         for message in messages {
-            result = session.agent().prompt(message).await;
+            result = session.prompt(message).await;
             if result.is_err() {
                 break;
             }

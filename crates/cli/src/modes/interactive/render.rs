@@ -83,7 +83,9 @@ pub(super) fn render_item(item: &Item, context: RenderContext<'_>, width: u16) -
                 );
             }
             let failure = match (error, aborted) {
-                (_, true) => Some(pi_agent_core::OPERATION_ABORTED.to_owned()),
+                // `Aborted after 2 retry attempts` (pi's text while a retry is in progress).
+                (Some(text), true) => Some(text.clone()),
+                (None, true) => Some(pi_agent_core::OPERATION_ABORTED.to_owned()),
                 (Some(error), false) => Some(format!("Error: {error}")),
                 (None, false) => None,
             };

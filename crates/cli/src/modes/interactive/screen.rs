@@ -117,6 +117,26 @@ pub struct Screen {
     exit_armed: bool,
     /// Items to print again (Ctrl+O shows the last turn's tool blocks expanded).
     reprint: Vec<Item>,
+    /// A retry's wait in progress: its loader counts down instead of the working one.
+    retry: Option<RetryWait>,
+}
+
+/// The wait before an automatic retry, as pi shows it.
+struct RetryWait {
+    attempt: u32,
+    max_attempts: u32,
+    delay: std::time::Duration,
+}
+
+impl RetryWait {
+    /// pi's `Retrying (1/3) in 2s... (escape to cancel)`, the seconds left rounded up.
+    fn message(&self, elapsed: std::time::Duration) -> String {
+        let left = self.delay.saturating_sub(elapsed).as_millis().div_ceil(1000);
+        format!(
+            "Retrying ({}/{}) in {left}s... (escape to cancel)",
+            self.attempt, self.max_attempts
+        )
+    }
 }
 
 impl Screen {
@@ -137,6 +157,7 @@ impl Screen {
             renderers: Renderers::new(),
             exit_armed: false,
             reprint: Vec::new(),
+            retry: None,
         }
     }
 
@@ -186,6 +207,30 @@ impl Screen {
                 self.queued.remove(index);
             }
         }
+        match event {
+            SessionEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                ..
+            } => {
+                let wait = RetryWait {
+                    attempt: *attempt,
+                    max_attempts: *max_attempts,
+                    delay: std::time::Duration::from_millis(*delay_ms),
+                };
+                self.loader = Loader::new(wait.message(std::time::Duration::ZERO), &self.theme).without_elapsed();
+                self.retry = Some(wait);
+            }
+            // The continued run (or the end of the retry) brings the working loader back.
+            SessionEvent::Agent(pi_agent_core::AgentEvent::AgentStart) | SessionEvent::AutoRetryEnd { .. }
+                if self.retry.is_some() =>
+            {
+                self.retry = None;
+                self.loader = Loader::new("Working…", &self.theme).with_hint("esc to interrupt");
+            }
+            _ => {}
+        }
         self.transcript.apply(event);
     }
 
@@ -197,6 +242,7 @@ impl Screen {
         }
         if !running {
             self.queued.clear();
+            self.retry = None;
         }
         self.running = running;
     }
@@ -204,11 +250,20 @@ impl Screen {
     /// Advances the loader's spinner and clock.
     pub fn tick(&mut self) {
         self.loader.tick();
+        self.count_down();
     }
 
     /// Sets the loader's elapsed time (tests).
     pub fn tick_at(&mut self, elapsed: std::time::Duration) {
         self.loader.tick_at(elapsed);
+        self.count_down();
+    }
+
+    /// A retry's loader shows the seconds left.
+    fn count_down(&mut self) {
+        if let Some(wait) = &self.retry {
+            self.loader.set_message(wait.message(self.loader.elapsed()));
+        }
     }
 
     /// The newest pending preview's label, `None` when nothing is pending.

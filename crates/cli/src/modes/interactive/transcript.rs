@@ -76,7 +76,8 @@ pub enum Item {
         thinking: String,
         /// The message ended.
         done: bool,
-        /// Why it failed (stop reason `error`).
+        /// Why it failed (stop reason `error`); for one aborted while a retry is in progress,
+        /// pi's `Aborted after N retry attempts`.
         error: Option<String>,
         /// The run was aborted during this message.
         aborted: bool,
@@ -114,6 +115,9 @@ pub struct Transcript {
     /// message: while a call streams its id may still be empty (and providers that number calls
     /// per response repeat ids from turn to turn), so its position is what identifies it.
     streaming_calls: Vec<usize>,
+    /// The automatic retry in progress (pi's `retryAttempt`): an answer aborted during it reads
+    /// `Aborted after N retry attempts`.
+    retry_attempt: u32,
 }
 
 fn text_of(message: &AssistantMessage) -> (String, String) {
@@ -273,6 +277,14 @@ impl Transcript {
                 .unwrap_or_else(|| "Request failed".to_owned())
         });
         let aborted = matches!(message.stop_reason, StopReason::Aborted);
+        // pi's text for an answer aborted while a retry is in progress.
+        let error = match (error, aborted, self.retry_attempt) {
+            (None, true, n) if n > 0 => Some(format!(
+                "Aborted after {n} retry attempt{}",
+                if n > 1 { "s" } else { "" }
+            )),
+            (error, ..) => error,
+        };
         let index = match self.streaming {
             Some(index) => index,
             None => {
@@ -344,7 +356,25 @@ impl Transcript {
                     self.notice(text, NoticeKind::Warning);
                 }
             }
-            // The screen shows queues, the thinking level and the name from their own state.
+            SessionEvent::AutoRetryStart { attempt, .. } => self.retry_attempt = *attempt,
+            // pi's `showError` when the retries ran out or the wait was cancelled.
+            SessionEvent::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error,
+            } => {
+                self.retry_attempt = 0;
+                self.notice(
+                    format!(
+                        "Error: Retry failed after {attempt} attempts: {}",
+                        final_error.as_deref().unwrap_or("Unknown error")
+                    ),
+                    NoticeKind::Error,
+                );
+            }
+            SessionEvent::AutoRetryEnd { success: true, .. } => self.retry_attempt = 0,
+            // The screen shows queues, the thinking level and the name from their own state, and
+            // a retry's wait in its loader.
             SessionEvent::PendingActionPushed { .. }
             | SessionEvent::Resolved(_)
             | SessionEvent::QueueUpdate { .. }

@@ -100,6 +100,11 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
             }
             Ok(None)
         }
+        "set_auto_retry" => set_auto_retry(rpc, &command),
+        "abort_retry" => {
+            rpc.app.session().abort_retry();
+            Ok(None)
+        }
         "get_session_stats" => Ok(Some(stats(rpc))),
         "switch_session" => switch_session(rpc, &command).await,
         "fork" => fork(rpc, &command).await,
@@ -161,7 +166,7 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
         session.agent().wait_for_idle().await;
         // `bash` results that came in during the previous run go before this prompt.
         app.flush_deferred();
-        if let Err(error) = session.agent().prompt(message).await {
+        if let Err(error) = session.prompt(message).await {
             // No run started, so no `agent_end` will clear the flag.
             running.store(false, Ordering::SeqCst);
             writer.line(&json!({"type": "error", "error": error.to_string()}));
@@ -170,6 +175,17 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
     let mut runs = rpc.runs.lock().unwrap_or_else(|p| p.into_inner());
     runs.retain(|handle| !handle.is_finished());
     runs.push(run);
+}
+
+/// `set_auto_retry {enabled}`: turns the automatic retry on or off and saves it
+/// (`retry.enabled`), as pi does.
+fn set_auto_retry(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
+    let enabled = command
+        .get("enabled")
+        .and_then(Value::as_bool)
+        .ok_or_else(|| "Missing \"enabled\"".to_owned())?;
+    rpc.app.set_auto_retry_enabled(enabled);
+    Ok(None)
 }
 
 /// `{"text": …}`, or `{}` when there is no text (pi leaves the undefined field out).

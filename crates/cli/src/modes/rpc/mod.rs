@@ -96,8 +96,15 @@ pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceive
     let subscription = app.session().subscribe(move |event| {
         // Cleared before the line goes out: a client answers `agent_end` with its next prompt at
         // once, and that prompt must find the run over.
-        if let SessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) = event {
-            ended.store(false, std::sync::atomic::Ordering::SeqCst);
+        match event {
+            SessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) => {
+                ended.store(false, std::sync::atomic::Ordering::SeqCst);
+            }
+            // A retry's continued run streams again (pi's `isStreaming`).
+            SessionEvent::Agent(pi_agent_core::AgentEvent::AgentStart) => {
+                ended.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            _ => {}
         }
         events.text(&event_line(event));
     });
