@@ -10,7 +10,7 @@ use pi_test_support::sandbox::{Sandbox, text};
 use serde_json::{Value, json};
 
 use crate::pi_073::{
-    compact, drop_response_model, lines, mask_partials, our_transcript, recorded, recorded_transcript, replies,
+    compact, lines, mask_partials, our_transcript, recorded, recorded_transcript, replies,
     rpc_comparable, sandbox, step,
 };
 use crate::rpc::Rpc;
@@ -43,14 +43,13 @@ fn retry_sandbox(server: &MockServer, base_delay_ms: u64) -> Sandbox {
 
 /// What a JSON stream is compared on: partials and the assistant's `message_start` are
 /// timing-dependent in pi (it serializes its events later, so a failed request's
-/// `message_start` already shows the error), `responseModel` is not recorded by our provider.
+/// `message_start` already shows the error).
 fn comparable(stream: &[Value], ours: bool) -> Vec<Value> {
     stream
         .iter()
         .filter(|line| !(line["type"] == "message_start" && line["message"]["role"] == "assistant"))
         .cloned()
         .map(|mut line| {
-            drop_response_model(&mut line);
             mask_partials(&mut line, ours);
             if ours {
                 pi_error_text(&mut line);
