@@ -2,6 +2,7 @@
 
 use pi_agent_core::{AgentEvent, ThinkingLevel};
 
+use crate::compaction::{CompactionReason, CompactionResult};
 use crate::resolve::{ForcingStopped, ResolveAction, ResolveOutcome};
 
 /// An event of the session: every agent event, pi's session events (`queue_update`,
@@ -42,6 +43,24 @@ pub enum SessionEvent {
         /// The session's name.
         name: Option<String>,
     },
+    /// A compaction started (pi's `compaction_start`).
+    CompactionStart {
+        /// Why.
+        reason: CompactionReason,
+    },
+    /// A compaction ended (pi's `compaction_end`).
+    CompactionEnd {
+        /// Why it ran.
+        reason: CompactionReason,
+        /// What it wrote; `None` when it failed, was aborted or had nothing to do.
+        result: Option<CompactionResult>,
+        /// Aborted, or cancelled by a hook.
+        aborted: bool,
+        /// The run is retried (after an overflow).
+        will_retry: bool,
+        /// Why it failed.
+        error_message: Option<String>,
+    },
 }
 
 impl SessionEvent {
@@ -51,7 +70,9 @@ impl SessionEvent {
             SessionEvent::Agent(_)
             | SessionEvent::QueueUpdate { .. }
             | SessionEvent::ThinkingLevelChanged(_)
-            | SessionEvent::SessionInfoChanged { .. } => None,
+            | SessionEvent::SessionInfoChanged { .. }
+            | SessionEvent::CompactionStart { .. }
+            | SessionEvent::CompactionEnd { .. } => None,
             SessionEvent::PendingActionPushed { label, .. } => Some(format!("Pending: {label}")),
             SessionEvent::Resolved(outcome) => Some(match (&outcome.error, outcome.action) {
                 (Some(error), _) => format!("Resolve failed: {error}"),
