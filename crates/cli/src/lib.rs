@@ -195,7 +195,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 return 1;
             }
             crate::modes::print::run_json(
-                &session,
+                &app,
                 app.header_json(),
                 prompts.messages,
                 io.stdout.clone(),
@@ -208,7 +208,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 say(&io.stderr, "pi: no prompt given (pass a message or pipe input)");
                 return 1;
             }
-            crate::modes::print::run_text(&session, prompts.messages, io.stdout.clone(), io.stderr.clone()).await
+            crate::modes::print::run_text(&app, prompts.messages, io.stdout.clone(), io.stderr.clone()).await
         }
         Mode::Text if uses_tui(args, io) => {
             let header = if show_header {
@@ -423,6 +423,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     let store = sessions::open_store(args, &cwd, &root, io).await?;
     let app = App::new(session, store, registry, (!args.no_session).then_some(root), warn);
     app.set_scoped_models(scope);
+    app.set_compaction_settings(pi_coding_agent::compaction::CompactionSettings::from_settings(&settings.raw));
     // A session with history gets its model and thinking level back (unless the command line
     // names them); a new one records the ones it starts with.
     app.start(args.model.is_some() || args.provider.is_some(), args.thinking.is_some());

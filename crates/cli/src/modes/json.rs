@@ -3,7 +3,8 @@
 //! Agent events keep pi 0.73.1's shapes and key order: `message_update` is
 //! `{"type":"message_update","assistantMessageEvent":{…,"partial":P},"message":P}` with the
 //! message so far twice, as pi writes it. The session's events `queue_update`,
-//! `thinking_level_changed` and `session_info_changed` are pi's; `pending_action`,
+//! `thinking_level_changed`, `session_info_changed`, `compaction_start` and `compaction_end` are
+//! pi's; `pending_action`,
 //! `resolve_outcome` and `resolve_forcing_stopped` are this program's own
 //! (`docs/differences-from-pi.md`).
 
@@ -110,6 +111,29 @@ pub fn event_value(event: &SessionEvent) -> Value {
             "sourceToolName": source_tool_name,
             "pending": pending,
         }),
+        SessionEvent::CompactionStart { reason } => json!({"type": "compaction_start", "reason": reason.as_str()}),
+        SessionEvent::CompactionEnd {
+            reason,
+            result,
+            aborted,
+            will_retry,
+            error_message,
+        } => {
+            // pi's key order; `result` and `errorMessage` left out when undefined, as
+            // JSON.stringify does.
+            let mut map = Map::new();
+            map.insert("type".into(), "compaction_end".into());
+            map.insert("reason".into(), reason.as_str().into());
+            if let Some(result) = result {
+                map.insert("result".into(), result.to_json());
+            }
+            map.insert("aborted".into(), (*aborted).into());
+            map.insert("willRetry".into(), (*will_retry).into());
+            if let Some(message) = error_message {
+                map.insert("errorMessage".into(), message.clone().into());
+            }
+            Value::Object(map)
+        }
         SessionEvent::Resolved(outcome) => outcome_value(outcome),
         SessionEvent::ResolveForcingStopped(stopped) => json!({
             "type": "resolve_forcing_stopped",

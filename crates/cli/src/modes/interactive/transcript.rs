@@ -344,6 +344,17 @@ impl Transcript {
                     self.notice(text, NoticeKind::Warning);
                 }
             }
+            SessionEvent::CompactionStart { .. } => {
+                if let Some(text) = event.notice() {
+                    self.notice(text, NoticeKind::Info);
+                }
+            }
+            SessionEvent::CompactionEnd { result, .. } => {
+                if let Some(text) = event.notice() {
+                    let kind = if result.is_some() { NoticeKind::Info } else { NoticeKind::Error };
+                    self.notice(text, kind);
+                }
+            }
             // The screen shows queues, the thinking level and the name from their own state.
             SessionEvent::PendingActionPushed { .. }
             | SessionEvent::Resolved(_)

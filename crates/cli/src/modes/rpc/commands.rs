@@ -118,6 +118,18 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
         "get_last_assistant_text" => Ok(Some(last_assistant_text(rpc))),
         "set_session_name" => set_session_name(rpc, &command),
         "get_commands" => Ok(Some(json!({"commands": []}))),
+        "compact" => compact(rpc, &command).await,
+        "set_auto_compaction" => match command.get("enabled").and_then(Value::as_bool) {
+            Some(enabled) => {
+                rpc.app.set_auto_compaction(enabled);
+                Ok(None)
+            }
+            None => Err("Missing \"enabled\"".to_owned()),
+        },
+        "abort_compaction" => {
+            rpc.app.abort_compaction();
+            Ok(None)
+        }
         "" => Err("Missing \"type\"".to_owned()),
         other => Err(format!("Unknown command: {other}")),
     };
@@ -160,7 +172,7 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
         session.agent().wait_for_idle().await;
         // `bash` results that came in during the previous run go before this prompt.
         app.flush_deferred();
-        if let Err(error) = session.agent().prompt(message).await {
+        if let Err(error) = app.prompt(message).await {
             // No run started, so no `agent_end` will clear the flag.
             running.store(false, Ordering::SeqCst);
             writer.line(&json!({"type": "error", "error": error.to_string()}));
@@ -231,7 +243,7 @@ fn state(rpc: &Rpc) -> Value {
         "model": model_json(&agent.model()),
         "thinkingLevel": thinking_level_name(agent.thinking_level()),
         "isStreaming": rpc.running.load(Ordering::SeqCst),
-        "isCompacting": false,
+        "isCompacting": rpc.app.is_compacting(),
         "steeringMode": agent.steering_mode().as_str(),
         "followUpMode": agent.follow_up_mode().as_str(),
         "sessionFile": file,
@@ -241,7 +253,7 @@ fn state(rpc: &Rpc) -> Value {
     if let Some(name) = name {
         state["sessionName"] = name.into();
     }
-    state["autoCompactionEnabled"] = false.into();
+    state["autoCompactionEnabled"] = rpc.app.auto_compaction_enabled().into();
     state["messageCount"] = agent.messages().len().into();
     state["pendingMessageCount"] = rpc.app.session().pending_message_count().into();
     state
@@ -405,12 +417,21 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
     rpc.runs.lock().unwrap_or_else(|p| p.into_inner()).push(task);
 }
 
+/// A number as JavaScript writes it: whole numbers without `.0` (pi's `"cost": 0`).
+fn js_number(value: f64) -> Value {
+    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e15 {
+        Value::from(value as i64)
+    } else {
+        Value::from(value)
+    }
+}
+
 fn stats(rpc: &Rpc) -> Value {
     let stats = rpc.app.stats();
     let (file, id) = rpc
         .app
         .with_store(|store| (store.file().map(|f| f.display().to_string()), store.id().to_owned()));
-    json!({
+    let mut data = json!({
         "sessionFile": file,
         "sessionId": id,
         "userMessages": stats.user_messages,
@@ -425,8 +446,23 @@ fn stats(rpc: &Rpc) -> Value {
             "cacheWrite": stats.cache_write,
             "total": stats.input + stats.output + stats.cache_read + stats.cache_write,
         },
-        "cost": stats.cost,
-    })
+        "cost": js_number(stats.cost),
+    });
+    // pi leaves `contextUsage` out without a context window.
+    if let Some(usage) = rpc.app.context_usage() {
+        data["contextUsage"] = usage.to_json();
+    }
+    data
+}
+
+/// `compact {customInstructions?}`: aborts a run, compacts, answers with the result
+/// (`{summary, firstKeptEntryId, tokensBefore, details}`) or pi's error text.
+async fn compact(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
+    let instructions = command.get("customInstructions").and_then(Value::as_str);
+    match rpc.app.compact(instructions).await {
+        Ok(result) => Ok(Some(result.to_json())),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 async fn switch_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
