@@ -63,6 +63,19 @@ pub enum SessionEvent {
     },
 }
 
+/// `n` with thousands separators, as JavaScript's `toLocaleString()` writes it in English.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 impl SessionEvent {
     /// A one-line notice a UI can show for the session's own events.
     pub fn notice(&self) -> Option<String> {
@@ -70,9 +83,25 @@ impl SessionEvent {
             SessionEvent::Agent(_)
             | SessionEvent::QueueUpdate { .. }
             | SessionEvent::ThinkingLevelChanged(_)
-            | SessionEvent::SessionInfoChanged { .. }
-            | SessionEvent::CompactionStart { .. }
-            | SessionEvent::CompactionEnd { .. } => None,
+            | SessionEvent::SessionInfoChanged { .. } => None,
+            // pi's interactive texts.
+            SessionEvent::CompactionStart { reason } => Some(match reason {
+                CompactionReason::Manual => "Compacting context...".to_owned(),
+                CompactionReason::Threshold => "Auto-compacting...".to_owned(),
+                CompactionReason::Overflow => "Context overflow detected, Auto-compacting...".to_owned(),
+            }),
+            SessionEvent::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                error_message,
+                ..
+            } => match (aborted, result, error_message) {
+                (true, _, _) if *reason == CompactionReason::Manual => Some("Compaction cancelled".to_owned()),
+                (true, _, _) => Some("Auto-compaction cancelled".to_owned()),
+                (false, Some(result), _) => Some(format!("Compacted from {} tokens", grouped(result.tokens_before))),
+                (false, None, message) => message.clone(),
+            },
             SessionEvent::PendingActionPushed { label, .. } => Some(format!("Pending: {label}")),
             SessionEvent::Resolved(outcome) => Some(match (&outcome.error, outcome.action) {
                 (Some(error), _) => format!("Resolve failed: {error}"),
