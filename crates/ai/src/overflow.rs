@@ -133,7 +133,8 @@ mod tests {
         let anthropic = r#"400 status code: {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}"#;
         let anthropic_bytes = r#"413 status code: {"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}"#;
         let openai = r#"400 status code: {"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}"#;
-        let openrouter = "This endpoint's maximum context length is 8192 tokens. However, you requested about 9000 tokens";
+        let openrouter =
+            "This endpoint's maximum context length is 8192 tokens. However, you requested about 9000 tokens";
         let llama = "the request exceeds the available context size, try increasing it";
         let empty_413 = "413 status code: ";
         for text in [anthropic, anthropic_bytes, openai, openrouter, llama, empty_413] {

@@ -219,7 +219,10 @@ fn assert_same_lines(ours: &[Value], theirs: &[Value]) {
 fn request_view(request: &Value) -> Value {
     let mut messages = request["messages"].as_array().unwrap().clone();
     if messages[0]["role"] == "system"
-        && !messages[0]["content"].as_str().unwrap_or_default().contains("summarization")
+        && !messages[0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("summarization")
     {
         messages.remove(0);
     }
@@ -375,7 +378,8 @@ async fn a_context_overflow_is_compacted_and_retried_once_as_pi_does() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_overflow_after_the_retry_is_reported_not_retried_again() {
-    let too_long = r#"{"error":{"message":"This model's maximum context length is 2000 tokens.","type":"invalid_request_error"}}"#;
+    let too_long =
+        r#"{"error":{"message":"This model's maximum context length is 2000 tokens.","type":"invalid_request_error"}}"#;
     let server = MockServer::start(vec![
         openai::text("first"),
         Reply::json(400, too_long),
@@ -422,8 +426,9 @@ async fn rpc_compact_with_instructions_and_set_auto_compaction() {
         &server,
         json!({"compaction": {"reserveTokens": 100, "keepRecentTokens": 5}}),
     );
+    let settings_file = sandbox.agent_dir().join("settings.json");
     let mut rpc = Rpc::start_in(sandbox, FLAGS);
-    let (state, compacted, state_after, again) = tokio::task::spawn_blocking(move || {
+    let (state, compacted, state_after, again, saved) = tokio::task::spawn_blocking(move || {
         rpc.send(json!({"id": "1", "type": "set_auto_compaction", "enabled": false}));
         rpc.response("1");
         rpc.send(json!({"id": "2", "type": "get_state"}));
@@ -438,27 +443,44 @@ async fn rpc_compact_with_instructions_and_set_auto_compaction() {
         let state_after = rpc.response("4");
         rpc.send(json!({"id": "5", "type": "compact"}));
         let again = rpc.response("5");
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(&settings_file).unwrap()).unwrap();
         rpc.close();
-        (state, compacted, state_after, again)
+        (state, compacted, state_after, again, saved)
     })
     .await
     .unwrap();
     assert_eq!(state["data"]["autoCompactionEnabled"], false);
     assert_eq!(state["data"]["isCompacting"], false);
     assert_eq!(state_after["data"]["autoCompactionEnabled"], false);
+    // Saved as pi saves it: the one field, the others kept.
+    assert_eq!(
+        saved,
+        json!({"compaction": {"reserveTokens": 100, "keepRecentTokens": 5, "enabled": false}})
+    );
     assert_eq!(compacted["success"], true, "{compacted}");
     assert_eq!(compacted["data"]["summary"], "## Goal\nManual summary.");
-    assert_eq!(compacted["data"]["details"], json!({"readFiles": [], "modifiedFiles": []}));
+    assert_eq!(
+        compacted["data"]["details"],
+        json!({"readFiles": [], "modifiedFiles": []})
+    );
     assert!(compacted["data"]["firstKeptEntryId"].is_string());
     // The branch now ends with the compaction: pi's error, as an RPC error.
     assert_eq!(again["success"], false);
     assert_eq!(again["error"], "Already compacted");
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "no automatic compaction, one manual");
-    let prompt = requests[2].json()["messages"][1]["content"][0]["text"].as_str().unwrap().to_owned();
-    assert!(prompt.starts_with("<conversation>\n[User]: one\n\n[Assistant]: first answer"), "{prompt}");
+    let prompt = requests[2].json()["messages"][1]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(
-        prompt.ends_with("Preserve exact file paths, function names, and error messages.\n\nAdditional focus: Keep the API notes"),
+        prompt.starts_with("<conversation>\n[User]: one\n\n[Assistant]: first answer"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.ends_with(
+            "Preserve exact file paths, function names, and error messages.\n\nAdditional focus: Keep the API notes"
+        ),
         "{prompt}"
     );
 }

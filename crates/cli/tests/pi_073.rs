@@ -246,10 +246,8 @@ fn rpc_comparable(transcript: &[Value], fresh_state_id: &str) -> Vec<Value> {
         .cloned()
         .map(|mut line| {
             drop_response_model(&mut line);
-            if line["type"] == "response" && line["command"] == "get_state" {
-                if line["id"] == fresh_state_id {
-                    line["data"]["thinkingLevel"] = "<default>".into();
-                }
+            if line["type"] == "response" && line["command"] == "get_state" && line["id"] == fresh_state_id {
+                line["data"]["thinkingLevel"] = "<default>".into();
             }
             if line["type"] == "response"
                 && line["error"].as_str().is_some_and(|e| e.starts_with("Unknown command"))

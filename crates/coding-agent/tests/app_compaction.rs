@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_tool_call};
 use pi_agent_core::AgentMessage;
+use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_tool_call};
 use pi_coding_agent::compaction::{
     BeforeCompact, BeforeCompactEvent, CompactionHook, CompactionResult, CompactionSettings,
     SUMMARIZATION_SYSTEM_PROMPT,
@@ -65,7 +65,9 @@ fn summary_response(summary: &'static str, prompts: Log) -> FauxResponse {
     FauxResponse::factory(move |request| {
         assert_eq!(request.context.system_prompt, SUMMARIZATION_SYSTEM_PROMPT);
         assert!(request.context.tools.is_empty(), "no tools in a summary request");
-        let AgentMessage::User(user) = &request.context.messages[0] else { panic!("a user message") };
+        let AgentMessage::User(user) = &request.context.messages[0] else {
+            panic!("a user message")
+        };
         prompts.lock().unwrap().push(user.content.text());
         faux_assistant_text(summary)
     })
@@ -98,7 +100,10 @@ async fn a_run_past_the_threshold_is_compacted_and_the_context_rebuilt_from_the_
     let (app, events) = app(dir.path(), &faux, &["read"], settings(1999, 5));
     let prompts: Log = Arc::default();
     app.set_auto_compaction(false);
-    faux.set_responses([faux_assistant_text("first answer"), faux_assistant_text("second answer")]);
+    faux.set_responses([
+        faux_assistant_text("first answer"),
+        faux_assistant_text("second answer"),
+    ]);
     app.prompt("one").await.unwrap();
     app.prompt("two").await.unwrap();
     assert!(events.lock().unwrap().is_empty(), "auto-compaction is off");
@@ -116,8 +121,12 @@ async fn a_run_past_the_threshold_is_compacted_and_the_context_rebuilt_from_the_
     // "second answer" (4 tokens) + "two" (1) reach keepRecentTokens 5: the cut is at "two".
     let prompt = prompts.lock().unwrap()[0].clone();
     assert!(prompt.starts_with("<conversation>\n[User]: one\n\n[Assistant]: first answer\n</conversation>\n\nThe messages above are a conversation to summarize."), "{prompt}");
-    let [entry] = &compactions(&app)[..] else { panic!("one compaction") };
-    let EntryKind::Compaction(compaction) = &entry.kind else { unreachable!() };
+    let [entry] = &compactions(&app)[..] else {
+        panic!("one compaction")
+    };
+    let EntryKind::Compaction(compaction) = &entry.kind else {
+        unreachable!()
+    };
     assert_eq!(compaction.summary, "## Goal\nCount to two.");
     assert_eq!(compaction.from_hook, Some(false));
     assert_eq!(compaction.details, Some(json!({"readFiles": [], "modifiedFiles": []})));
@@ -157,7 +166,10 @@ impl CompactionHook for Hook {
 }
 
 async fn two_turns(app: &App, faux: &FauxModel) {
-    faux.set_responses([faux_assistant_text("first answer"), faux_assistant_text("second answer")]);
+    faux.set_responses([
+        faux_assistant_text("first answer"),
+        faux_assistant_text("second answer"),
+    ]);
     app.prompt("one").await.unwrap();
     app.prompt("two").await.unwrap();
 }
@@ -215,7 +227,9 @@ async fn a_hook_can_supply_the_summary_and_hears_about_the_entry() {
     let result = app.compact(None).await.unwrap();
     assert_eq!(result.summary, "From the extension.");
     assert_eq!(faux.call_count(), calls, "the model was not asked");
-    let [entry] = &compactions(&app)[..] else { panic!("one compaction") };
+    let [entry] = &compactions(&app)[..] else {
+        panic!("one compaction")
+    };
     assert_eq!(
         serde_json::to_value(entry).unwrap()["fromHook"],
         true,
@@ -280,5 +294,8 @@ async fn a_pending_preview_and_its_reminder_survive_a_compaction() {
         _ => false,
     });
     assert!(has_call && has_result && has_reminder, "{messages:#?}");
-    assert!(app.session().pending_actions().has_pending(), "compaction does not drop previews");
+    assert!(
+        app.session().pending_actions().has_pending(),
+        "compaction does not drop previews"
+    );
 }

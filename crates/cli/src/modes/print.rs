@@ -119,13 +119,7 @@ async fn run_prompts(app: &App, prompts: Vec<AgentMessage>, stdout: &Output, std
 /// the last assistant message failed, else [`EXIT_PREVIEW_NOT_APPLIED`] when a preview is still
 /// pending — its `pending_action` event is in the output). Pending actions are then rejected as in
 /// [`run_text`]; only a failing `reject` writes to `stderr`.
-pub async fn run_json(
-    app: &App,
-    header: Value,
-    prompts: Vec<AgentMessage>,
-    stdout: Output,
-    stderr: Output,
-) -> i32 {
+pub async fn run_json(app: &App, header: Value, prompts: Vec<AgentMessage>, stdout: Output, stderr: Output) -> i32 {
     let session = app.session();
     write_line(&stdout, &header.to_string());
     let sink = stdout.clone();

@@ -49,9 +49,14 @@ impl App {
         lock(&self.inner.compaction.settings).clone()
     }
 
-    /// Turns automatic compaction on or off (RPC `set_auto_compaction`).
+    /// Turns automatic compaction on or off (RPC `set_auto_compaction`); saved as
+    /// `compaction.enabled` in the global settings when choices are saved
+    /// ([`App::save_choices_to`]), as pi does.
     pub fn set_auto_compaction(&self, enabled: bool) {
         lock(&self.inner.compaction.settings).enabled = enabled;
+        let mut updates = serde_json::Map::new();
+        updates.insert("compaction".into(), serde_json::json!({"enabled": enabled}));
+        self.save_choices(updates);
     }
 
     /// Whether the app compacts automatically.
@@ -321,7 +326,12 @@ impl App {
         let from_hook = supplied.is_some();
         let result = match supplied {
             Some(result) => result,
-            None => self.summarizer().await?.compact(&preparation, instructions, cancel).await?,
+            None => {
+                self.summarizer()
+                    .await?
+                    .compact(&preparation, instructions, cancel)
+                    .await?
+            }
         };
         if cancel.is_cancelled() {
             return Err(CompactionError::Cancelled);

@@ -217,14 +217,18 @@ fn protected_from(path: &[&SessionEntry], protected: &Protected) -> Option<usize
     // The calls that staged the pending previews: as many successful results of their tools,
     // newest first, as there are pending actions.
     let sources: HashSet<&str> = protected.pending_sources.iter().map(String::as_str).collect();
-    let mut staging = path.iter().enumerate().rev().filter_map(|(index, entry)| match &entry.kind {
-        EntryKind::Message(AgentMessage::ToolResult(result))
-            if !result.is_error && sources.contains(result.tool_name.as_str()) =>
-        {
-            Some((index, result.tool_call_id.as_str()))
-        }
-        _ => None,
-    });
+    let mut staging = path
+        .iter()
+        .enumerate()
+        .rev()
+        .filter_map(|(index, entry)| match &entry.kind {
+            EntryKind::Message(AgentMessage::ToolResult(result))
+                if !result.is_error && sources.contains(result.tool_name.as_str()) =>
+            {
+                Some((index, result.tool_call_id.as_str()))
+            }
+            _ => None,
+        });
     for _ in 0..protected.pending_sources.len() {
         let Some((result_index, call_id)) = staging.next() else {
             break;
@@ -271,8 +275,9 @@ pub fn prepare_compaction(
         return None;
     }
     let history_end = cut.turn_start.unwrap_or(cut.first_kept);
-    let collect =
-        |range: std::ops::Range<usize>| -> Vec<AgentMessage> { path[range].iter().filter_map(|e| entry_message(e)).collect() };
+    let collect = |range: std::ops::Range<usize>| -> Vec<AgentMessage> {
+        path[range].iter().filter_map(|e| entry_message(e)).collect()
+    };
     let messages_to_summarize = collect(boundary_start..history_end);
     let turn_prefix_messages = match cut.turn_start {
         Some(turn) => collect(turn..cut.first_kept),
@@ -290,7 +295,13 @@ pub fn prepare_compaction(
             details
                 .get(name)
                 .and_then(Value::as_array)
-                .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect::<Vec<_>>())
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect::<Vec<_>>()
+                })
                 .unwrap_or_default()
         };
         file_ops.read.extend(list("readFiles"));

@@ -2,11 +2,11 @@
 //! structured format with the file lists appended (so a session compacted by either program reads
 //! the same).
 
+use futures::StreamExt;
 use pi_agent_core::{
     AgentMessage, AssistantMessage, AssistantMessageEvent, ContentBlock, LlmContext, Model, StopReason, StreamFn,
     StreamOptions, ThinkingLevel, UserContent, UserMessage, now_ms,
 };
-use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -125,7 +125,10 @@ fn truncate_for_summary(text: &str) -> String {
         units += c.len_utf16();
         kept.push(c);
     }
-    format!("{kept}\n\n[... {} more characters truncated]", total - TOOL_RESULT_MAX_CHARS)
+    format!(
+        "{kept}\n\n[... {} more characters truncated]",
+        total - TOOL_RESULT_MAX_CHARS
+    )
 }
 
 fn js_json(value: &Value) -> String {
@@ -200,7 +203,10 @@ pub fn format_file_operations(read_files: &[String], modified_files: &[String]) 
         sections.push(format!("<read-files>\n{}\n</read-files>", read_files.join("\n")));
     }
     if !modified_files.is_empty() {
-        sections.push(format!("<modified-files>\n{}\n</modified-files>", modified_files.join("\n")));
+        sections.push(format!(
+            "<modified-files>\n{}\n</modified-files>",
+            modified_files.join("\n")
+        ));
     }
     if sections.is_empty() {
         return String::new();
@@ -236,7 +242,8 @@ impl Summarizer {
             content: UserContent::Blocks(vec![ContentBlock::text(prompt)]),
             timestamp: now_ms(),
         })];
-        let reasoning = (self.model.reasoning && self.thinking_level != ThinkingLevel::Off).then_some(self.thinking_level);
+        let reasoning =
+            (self.model.reasoning && self.thinking_level != ThinkingLevel::Off).then_some(self.thinking_level);
         let options = StreamOptions {
             api_key: self.api_key.clone(),
             reasoning,
@@ -266,7 +273,8 @@ impl Summarizer {
             }
         }
         last.stop_reason = StopReason::Error;
-        last.error_message.get_or_insert_with(|| "The stream ended without a message".to_owned());
+        last.error_message
+            .get_or_insert_with(|| "The stream ended without a message".to_owned());
         last
     }
 
@@ -312,7 +320,10 @@ impl Summarizer {
         if let Some(instructions) = instructions.filter(|i| !i.is_empty()) {
             base = format!("{base}\n\nAdditional focus: {instructions}");
         }
-        let mut prompt = format!("<conversation>\n{}\n</conversation>\n\n", serialize_conversation(messages));
+        let mut prompt = format!(
+            "<conversation>\n{}\n</conversation>\n\n",
+            serialize_conversation(messages)
+        );
         if let Some(previous) = previous {
             prompt.push_str(&format!("<previous-summary>\n{previous}\n</previous-summary>\n\n"));
         }
@@ -349,16 +360,28 @@ impl Summarizer {
                 if preparation.messages_to_summarize.is_empty() {
                     Ok("No prior history.".to_owned())
                 } else {
-                    self.summarize(&preparation.messages_to_summarize, reserve, instructions, previous, cancel)
-                        .await
+                    self.summarize(
+                        &preparation.messages_to_summarize,
+                        reserve,
+                        instructions,
+                        previous,
+                        cancel,
+                    )
+                    .await
                 }
             };
             let prefix = self.summarize_turn_prefix(&preparation.turn_prefix_messages, reserve, cancel);
             let (history, prefix) = futures::join!(history, prefix);
             format!("{}\n\n---\n\n**Turn Context (split turn):**\n\n{}", history?, prefix?)
         } else {
-            self.summarize(&preparation.messages_to_summarize, reserve, instructions, previous, cancel)
-                .await?
+            self.summarize(
+                &preparation.messages_to_summarize,
+                reserve,
+                instructions,
+                previous,
+                cancel,
+            )
+            .await?
         };
         let (read_files, modified_files) = preparation.file_ops.file_lists();
         summary.push_str(&format_file_operations(&read_files, &modified_files));

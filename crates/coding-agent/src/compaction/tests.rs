@@ -102,7 +102,10 @@ fn a_cut_never_separates_a_tool_call_from_its_result() {
     assert!(p.is_split_turn);
     assert!(p.messages_to_summarize.is_empty());
     assert_eq!(p.turn_prefix_messages.len(), 5);
-    assert_eq!(p.file_ops.file_lists(), (vec!["a.txt".to_owned(), "b.txt".to_owned()], vec![]));
+    assert_eq!(
+        p.file_ops.file_lists(),
+        (vec!["a.txt".to_owned(), "b.txt".to_owned()], vec![])
+    );
 }
 
 #[test]
@@ -117,7 +120,10 @@ fn repeated_compaction_starts_at_the_previous_kept_entry_and_carries_its_files()
         from_hook: Some(false),
     })
     .unwrap();
-    assert!(prepare(&s, 10, &Protected::default()).is_none(), "the branch ends with a compaction");
+    assert!(
+        prepare(&s, 10, &Protected::default()).is_none(),
+        "the branch ends with a compaction"
+    );
     s.append_message(user(&chars(400))).unwrap();
     s.append_message(call("c", "edit", "e.txt")).unwrap();
     s.append_message(result("c", "edit", 4)).unwrap();
@@ -163,7 +169,9 @@ fn a_pending_preview_its_staging_call_and_its_reminder_stay_in_the_context() {
         result("stage", "ast_edit", 40),
     ]);
     let reminder = resolve_reminder("ast_edit");
-    let AgentMessage::Custom(custom) = &reminder else { unreachable!() };
+    let AgentMessage::Custom(custom) = &reminder else {
+        unreachable!()
+    };
     s.append_custom_message(
         "resolve-reminder",
         pi_agent_core::UserContent::Text(custom.fields["content"].as_str().unwrap().to_owned()),
@@ -188,7 +196,11 @@ fn a_pending_preview_its_staging_call_and_its_reminder_stay_in_the_context() {
     assert!(context.messages.iter().any(|m| matches!(m, AgentMessage::Custom(c)
         if c.fields.get("customType").and_then(|v| v.as_str()) == Some("resolve-reminder"))));
     // Nothing left to summarize when the protected call is the first message.
-    let s2 = store(vec![call("stage", "ast_edit", "a"), result("stage", "ast_edit", 4000), text(4000)]);
+    let s2 = store(vec![
+        call("stage", "ast_edit", "a"),
+        result("stage", "ast_edit", 4000),
+        text(4000),
+    ]);
     assert!(prepare(&s2, 10, &protected).is_none());
 }
 
@@ -236,16 +248,25 @@ fn context_usage_json_writes_numbers_as_javascript() {
         context_window: 2000,
         percent: Some(20.25),
     };
-    assert_eq!(usage.to_json(), json!({"tokens": 405, "contextWindow": 2000, "percent": 20.25}));
+    assert_eq!(
+        usage.to_json(),
+        json!({"tokens": 405, "contextWindow": 2000, "percent": 20.25})
+    );
     let whole = ContextUsage {
         percent: Some(30.0),
         ..usage
     };
-    assert_eq!(whole.to_json().to_string(), r#"{"tokens":405,"contextWindow":2000,"percent":30}"#);
+    assert_eq!(
+        whole.to_json().to_string(),
+        r#"{"tokens":405,"contextWindow":2000,"percent":30}"#
+    );
     let unknown = ContextUsage {
         tokens: None,
         context_window: 2000,
         percent: None,
     };
-    assert_eq!(unknown.to_json(), json!({"tokens": null, "contextWindow": 2000, "percent": null}));
+    assert_eq!(
+        unknown.to_json(),
+        json!({"tokens": null, "contextWindow": 2000, "percent": null})
+    );
 }

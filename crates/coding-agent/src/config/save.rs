@@ -10,7 +10,9 @@ use super::SettingsError;
 use super::settings::read_object;
 
 /// Sets `updates`' keys in the settings file at `path`, keeping every other key (also the ones
-/// this program does not know) and their order. The file is replaced atomically (a temporary
+/// this program does not know) and their order; an object updates the object already there key
+/// by key (`{"compaction": {"enabled": false}}` keeps `compaction.reserveTokens`), as pi marks
+/// single fields modified. The file is replaced atomically (a temporary
 /// file in the same directory, then renamed), as pi writes it: pretty-printed with two spaces.
 /// The directory is created when missing. Blocking.
 ///
@@ -27,9 +29,7 @@ use super::settings::read_object;
 /// ```
 pub fn save_global_settings(path: &Path, updates: Map<String, Value>) -> Result<(), SettingsError> {
     let mut settings = read_object(path)?.unwrap_or_default();
-    for (key, value) in updates {
-        settings.insert(key, value);
-    }
+    merge_into(&mut settings, updates);
     let failed = |error: std::io::Error| SettingsError::Write {
         file: path.display().to_string(),
         message: error.to_string(),
@@ -45,6 +45,17 @@ pub fn save_global_settings(path: &Path, updates: Map<String, Value>) -> Result<
     file.as_file().sync_all().map_err(failed)?;
     file.persist(path).map_err(|e| failed(e.error))?;
     Ok(())
+}
+
+fn merge_into(settings: &mut Map<String, Value>, updates: Map<String, Value>) {
+    for (key, value) in updates {
+        match (settings.get_mut(&key), value) {
+            (Some(Value::Object(existing)), Value::Object(fields)) => merge_into(existing, fields),
+            (_, value) => {
+                settings.insert(key, value);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -70,6 +81,20 @@ mod tests {
         );
         let leftovers: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn an_object_is_updated_field_by_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, r#"{"compaction": {"reserveTokens": 1000, "enabled": true}}"#).unwrap();
+        save_global_settings(
+            &path,
+            json!({"compaction": {"enabled": false}}).as_object().unwrap().clone(),
+        )
+        .unwrap();
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(saved, json!({"compaction": {"reserveTokens": 1000, "enabled": false}}));
     }
 
     #[test]

@@ -351,7 +351,11 @@ impl Transcript {
             }
             SessionEvent::CompactionEnd { result, .. } => {
                 if let Some(text) = event.notice() {
-                    let kind = if result.is_some() { NoticeKind::Info } else { NoticeKind::Error };
+                    let kind = if result.is_some() {
+                        NoticeKind::Info
+                    } else {
+                        NoticeKind::Error
+                    };
                     self.notice(text, kind);
                 }
             }
