@@ -230,11 +230,11 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         }
         Mode::Text => {
             let banner = format!(
-                "pi {VERSION} · {} · {}\nType a message; /apply or /discard a pending preview; /quit to leave.\n",
+                "pi {VERSION} · {} · {}\nType a message; /apply or /discard a pending preview; /compact to summarize; /quit to leave.\n",
                 choice,
                 session.cwd().display()
             );
-            crate::modes::line::run_line(&session, &banner, prompts.messages, io.stdout.clone()).await
+            crate::modes::line::run_line(&app, &banner, prompts.messages, io.stdout.clone()).await
         }
     }
 }

@@ -517,3 +517,33 @@ async fn a_session_compacted_by_pi_continues_in_ours_with_the_same_context() {
     let recorded = data_json("compact-requests.json");
     assert_eq!(request_view(&requests[0].json()), recorded_request_view(&recorded[1]));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn get_state_reports_a_compaction_while_it_runs() {
+    let server = MockServer::start(vec![
+        openai::text("an answer of 120 tokens"),
+        openai::text("## Goal\nslow summary").paced(std::time::Duration::from_millis(300)),
+    ])
+    .await;
+    // Threshold 2000 − 1900 = 100: the answer's 120 tokens pass it.
+    let sandbox = sandbox(
+        &server,
+        json!({"compaction": {"reserveTokens": 1900, "keepRecentTokens": 1}}),
+    );
+    let mut rpc = Rpc::start_in(sandbox, FLAGS);
+    let (during, after) = tokio::task::spawn_blocking(move || {
+        rpc.send(json!({"type": "prompt", "message": "one"}));
+        rpc.event("compaction_start");
+        rpc.send(json!({"id": "1", "type": "get_state"}));
+        let during = rpc.response("1");
+        rpc.event("compaction_end");
+        rpc.send(json!({"id": "2", "type": "get_state"}));
+        let after = rpc.response("2");
+        rpc.close();
+        (during, after)
+    })
+    .await
+    .unwrap();
+    assert_eq!(during["data"]["isCompacting"], true, "{during}");
+    assert_eq!(after["data"]["isCompacting"], false, "{after}");
+}
