@@ -547,3 +547,35 @@ async fn get_state_reports_a_compaction_while_it_runs() {
     assert_eq!(during["data"]["isCompacting"], true, "{during}");
     assert_eq!(after["data"]["isCompacting"], false, "{after}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn abort_compaction_cancels_a_manual_compact() {
+    let server = MockServer::start(vec![
+        openai::text("first answer"),
+        // A summary that takes seconds: the abort comes first.
+        openai::text("## Goal\nnever used, a slow summary").paced(std::time::Duration::from_secs(2)),
+    ])
+    .await;
+    let sandbox = sandbox(&server, json!({"compaction": {"enabled": false}}));
+    let mut rpc = Rpc::start_in(sandbox, FLAGS);
+    let (compacted, end) = tokio::task::spawn_blocking(move || {
+        rpc.send(json!({"type": "prompt", "message": "one"}));
+        rpc.event("agent_end");
+        rpc.send(json!({"id": "c", "type": "compact"}));
+        rpc.event("compaction_start");
+        rpc.send(json!({"id": "a", "type": "abort_compaction"}));
+        rpc.response("a");
+        let end = rpc.event("compaction_end");
+        let compacted = rpc.response("c");
+        rpc.close();
+        (compacted, end)
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        end.to_string(),
+        r#"{"type":"compaction_end","reason":"manual","aborted":true,"willRetry":false}"#
+    );
+    assert_eq!(compacted["success"], false);
+    assert_eq!(compacted["error"], "Compaction cancelled");
+}

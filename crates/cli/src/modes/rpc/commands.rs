@@ -118,7 +118,22 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
         "get_last_assistant_text" => Ok(Some(last_assistant_text(rpc))),
         "set_session_name" => set_session_name(rpc, &command),
         "get_commands" => Ok(Some(json!({"commands": []}))),
-        "compact" => compact(rpc, &command).await,
+        "compact" => {
+            // In the background, so that `abort_compaction` (or `abort`) can reach it.
+            let (task_rpc, task_id) = (rpc.clone(), id.clone());
+            let instructions = command
+                .get("customInstructions")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let run = tokio::spawn(async move {
+                let reply = compact(&task_rpc, instructions.as_deref()).await;
+                task_rpc.respond("compact", task_id.as_ref(), reply);
+            });
+            let mut runs = rpc.runs.lock().unwrap_or_else(|p| p.into_inner());
+            runs.retain(|handle| !handle.is_finished());
+            runs.push(run);
+            return;
+        }
         "set_auto_compaction" => match command.get("enabled").and_then(Value::as_bool) {
             Some(enabled) => {
                 rpc.app.set_auto_compaction(enabled);
@@ -457,8 +472,7 @@ fn stats(rpc: &Rpc) -> Value {
 
 /// `compact {customInstructions?}`: aborts a run, compacts, answers with the result
 /// (`{summary, firstKeptEntryId, tokensBefore, details}`) or pi's error text.
-async fn compact(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
-    let instructions = command.get("customInstructions").and_then(Value::as_str);
+async fn compact(rpc: &Rpc, instructions: Option<&str>) -> Reply {
     match rpc.app.compact(instructions).await {
         Ok(result) => Ok(Some(result.to_json())),
         Err(error) => Err(error.to_string()),

@@ -95,8 +95,15 @@ pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceive
     let ended = running.clone();
     let subscription = app.session().subscribe(move |event| {
         events.text(&event_line(event));
-        if let SessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) = event {
-            ended.store(false, std::sync::atomic::Ordering::SeqCst);
+        match event {
+            SessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) => {
+                ended.store(false, std::sync::atomic::Ordering::SeqCst);
+            }
+            // A run the session starts itself (the retry after an overflow compaction) streams too.
+            SessionEvent::Agent(pi_agent_core::AgentEvent::AgentStart) => {
+                ended.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            _ => {}
         }
     });
     let rpc = Arc::new(Rpc {
