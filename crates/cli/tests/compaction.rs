@@ -443,7 +443,14 @@ async fn rpc_compact_with_instructions_and_set_auto_compaction() {
         let state_after = rpc.response("4");
         rpc.send(json!({"id": "5", "type": "compact"}));
         let again = rpc.response("5");
-        let saved: Value = serde_json::from_str(&std::fs::read_to_string(&settings_file).unwrap()).unwrap();
+        // The settings are written off the runtime's threads: wait for them (a guard, not a
+        // timing assertion).
+        let read = || -> Value { serde_json::from_str(&std::fs::read_to_string(&settings_file).unwrap()).unwrap() };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while read()["compaction"].get("enabled").is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let saved = read();
         rpc.close();
         (state, compacted, state_after, again, saved)
     })
