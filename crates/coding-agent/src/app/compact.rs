@@ -2,8 +2,8 @@
 //! the compact-and-retry of a request the provider refused as too long (overflow), with pi's
 //! `compaction_start` / `compaction_end` events; and the context usage figure.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use pi_agent_core::{AgentError, AgentMessage, AssistantMessage, PromptInput, StopReason, lock};
 use pi_session_store::{Compaction, EntryKind, SessionEntry, parse_iso_ms};
@@ -16,17 +16,6 @@ use crate::compaction::{
     prepare_compaction, should_compact,
 };
 use crate::session::SessionEvent;
-
-/// The app's compaction state.
-#[derive(Default)]
-pub(super) struct CompactionState {
-    settings: Mutex<CompactionSettings>,
-    /// Set while a compaction runs; cancelling it aborts the compaction.
-    running: Mutex<Option<CancellationToken>>,
-    /// One compact-and-retry per prompt (pi's `_overflowRecoveryAttempted`).
-    overflow_attempted: AtomicBool,
-    hooks: RwLock<Vec<Arc<dyn CompactionHook>>>,
-}
 
 /// What to do after a compaction check.
 enum Next {

@@ -59,7 +59,7 @@ struct Inner {
     /// Where model and thinking choices are saved ([`App::save_choices_to`]).
     choices: Mutex<Option<SavedChoices>>,
     /// Compaction settings, hooks and the running compaction (`compact.rs`).
-    compaction: compact::CompactionState,
+    compaction: crate::compaction::CompactionState,
 }
 
 /// The global settings file model and thinking choices go to, pi's way.
@@ -162,7 +162,7 @@ impl App {
             deferred: Mutex::new(Vec::new()),
             scoped_models: Mutex::new(Vec::new()),
             choices: Mutex::new(None),
-            compaction: compact::CompactionState::default(),
+            compaction: crate::compaction::CompactionState::default(),
         });
         let weak = Arc::downgrade(&inner);
         inner.session.set_session_view(Some(Arc::new(AppView(weak.clone()))));

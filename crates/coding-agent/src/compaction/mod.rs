@@ -15,11 +15,13 @@
 
 mod hook;
 mod prepare;
+mod state;
 mod summary;
 mod tokens;
 
 pub use hook::{BeforeCompact, BeforeCompactEvent, CompactionHook};
 pub use prepare::{CompactionPreparation, FileOps, Protected, prepare_compaction};
+pub(crate) use state::CompactionState;
 pub use summary::{
     SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT, Summarizer, TURN_PREFIX_SUMMARIZATION_PROMPT,
     UPDATE_SUMMARIZATION_PROMPT, format_file_operations, serialize_conversation,
