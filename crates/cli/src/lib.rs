@@ -195,7 +195,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 return 1;
             }
             crate::modes::print::run_json(
-                &session,
+                &app,
                 app.header_json(),
                 prompts.messages,
                 io.stdout.clone(),
@@ -208,7 +208,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 say(&io.stderr, "pi: no prompt given (pass a message or pipe input)");
                 return 1;
             }
-            crate::modes::print::run_text(&session, prompts.messages, io.stdout.clone(), io.stderr.clone()).await
+            crate::modes::print::run_text(&app, prompts.messages, io.stdout.clone(), io.stderr.clone()).await
         }
         Mode::Text if uses_tui(args, io) => {
             let header = if show_header {
@@ -230,11 +230,11 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         }
         Mode::Text => {
             let banner = format!(
-                "pi {VERSION} · {} · {}\nType a message; /apply or /discard a pending preview; /quit to leave.\n",
+                "pi {VERSION} · {} · {}\nType a message; /apply or /discard a pending preview; /compact to summarize; /quit to leave.\n",
                 choice,
                 session.cwd().display()
             );
-            crate::modes::line::run_line(&session, &banner, prompts.messages, io.stdout.clone()).await
+            crate::modes::line::run_line(&app, &banner, prompts.messages, io.stdout.clone()).await
         }
     }
 }
@@ -423,6 +423,9 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     let store = sessions::open_store(args, &cwd, &root, io).await?;
     let app = App::new(session, store, registry, (!args.no_session).then_some(root), warn);
     app.set_scoped_models(scope);
+    app.set_compaction_settings(pi_coding_agent::compaction::CompactionSettings::from_settings(
+        &settings.raw,
+    ));
     // A session with history gets its model and thinking level back (unless the command line
     // names them); a new one records the ones it starts with.
     app.start(args.model.is_some() || args.provider.is_some(), args.thinking.is_some());

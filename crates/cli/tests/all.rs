@@ -7,6 +7,7 @@
 //! Their insta snapshots are `tests/snapshots/all__<file>__<name>.snap`.
 
 mod cli;
+mod compaction;
 mod conformance;
 mod examples;
 mod faults;

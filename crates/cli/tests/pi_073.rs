@@ -228,9 +228,8 @@ pub(crate) fn recorded_transcript(name: &str) -> Vec<Value> {
 /// `message_start` (their partials are timing-dependent in pi, see [`mask_partials`]; the JSON
 /// mode tests compare them) and our `bash_execution_update` (an addition). Masked: the thinking
 /// level a new session starts with, in the `get_state` response `fresh_state_id` (pi: `medium`
-/// for a reasoning model; that default belongs to the thinking-level work), `get_state`'s
-/// `autoCompactionEnabled` (compaction is not built yet) and our `id` on the unknown-command
-/// error (pi leaves it out, so its own client times out; an addition).
+/// for a reasoning model; that default belongs to the thinking-level work) and our `id` on the
+/// unknown-command error (pi leaves it out, so its own client times out; an addition).
 pub(crate) fn rpc_comparable(transcript: &[Value], fresh_state_id: &str) -> Vec<Value> {
     transcript
         .iter()
@@ -241,11 +240,8 @@ pub(crate) fn rpc_comparable(transcript: &[Value], fresh_state_id: &str) -> Vec<
         })
         .cloned()
         .map(|mut line| {
-            if line["type"] == "response" && line["command"] == "get_state" {
-                if line["id"] == fresh_state_id {
-                    line["data"]["thinkingLevel"] = "<default>".into();
-                }
-                line["data"]["autoCompactionEnabled"] = "<not built>".into();
+            if line["type"] == "response" && line["command"] == "get_state" && line["id"] == fresh_state_id {
+                line["data"]["thinkingLevel"] = "<default>".into();
             }
             if line["type"] == "response"
                 && line["error"].as_str().is_some_and(|e| e.starts_with("Unknown command"))

@@ -9,6 +9,8 @@
 //! * [`AgentSession`] wraps [`pi_agent_core::Agent`]: the tool registry and active set, the
 //!   pending previews, and the loop hooks that force `resolve` while a preview is pending.
 //!   [`App`] is a running session recorded to its session file (`pi-session-store`).
+//! * [`compaction`]: pi's compaction of long sessions (context usage, cut points, summaries, the
+//!   hook extensions use); [`App`] runs it on `/compact`, on threshold and on overflow.
 //! * [`resolve`]: the LIFO pending-action store, the hidden `resolve` tool, the tool-choice queue
 //!   and the forcing policy. [`ast`]: the structural `ast_grep` and transactional `ast_edit`.
 //! * [`custom_tools`]: tools users add (native factories, any language over stdio, pi's
@@ -46,6 +48,7 @@
 mod app;
 pub mod ast;
 mod builder;
+pub mod compaction;
 pub mod config;
 pub mod custom_tools;
 mod messages;

@@ -10,6 +10,7 @@ mod ast_support;
 mod process_support;
 mod support;
 
+mod app_compaction;
 mod app_pending;
 mod ast_edit;
 mod ast_grep;

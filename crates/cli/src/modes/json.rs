@@ -3,7 +3,8 @@
 //! Agent events keep pi 0.73.1's shapes and key order: `message_update` is
 //! `{"type":"message_update","assistantMessageEvent":{…,"partial":P},"message":P}` with the
 //! message so far twice, as pi writes it. The session's events `queue_update`,
-//! `thinking_level_changed`, `session_info_changed`, `auto_retry_start` and `auto_retry_end` are
+//! `thinking_level_changed`, `session_info_changed`, `auto_retry_start`, `auto_retry_end`, `compaction_start` and
+//! `compaction_end` are
 //! pi's; `pending_action`,
 //! `resolve_outcome` and `resolve_forcing_stopped` are this program's own
 //! (`docs/differences-from-pi.md`).
@@ -135,6 +136,29 @@ pub fn event_value(event: &SessionEvent) -> Value {
             // pi leaves `finalError` out on success.
             if let Some(error) = final_error {
                 map.insert("finalError".into(), error.clone().into());
+            }
+            Value::Object(map)
+        }
+        SessionEvent::CompactionStart { reason } => json!({"type": "compaction_start", "reason": reason.as_str()}),
+        SessionEvent::CompactionEnd {
+            reason,
+            result,
+            aborted,
+            will_retry,
+            error_message,
+        } => {
+            // pi's key order; `result` and `errorMessage` left out when undefined, as
+            // JSON.stringify does.
+            let mut map = Map::new();
+            map.insert("type".into(), "compaction_end".into());
+            map.insert("reason".into(), reason.as_str().into());
+            if let Some(result) = result {
+                map.insert("result".into(), result.to_json());
+            }
+            map.insert("aborted".into(), (*aborted).into());
+            map.insert("willRetry".into(), (*will_retry).into());
+            if let Some(message) = error_message {
+                map.insert("errorMessage".into(), message.clone().into());
             }
             Value::Object(map)
         }

@@ -2,8 +2,8 @@
 //! transcript. It is what `pi` runs on a dumb terminal (`TERM=dumb`) instead of the
 //! [interactive mode](super::interactive).
 //!
-//! Commands: `/apply [reason]` and `/discard [reason]` resolve the newest pending preview, `/quit`
-//! (or end of input) leaves.
+//! Commands: `/apply [reason]` and `/discard [reason]` resolve the newest pending preview,
+//! `/compact [instructions]` summarizes the history now, `/quit` (or end of input) leaves.
 
 use crate::io::write_redacted;
 use std::io::BufRead;
@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use super::plain_text;
 use super::print::Output;
-use pi_coding_agent::AgentSession;
+use pi_coding_agent::App;
 use pi_coding_agent::resolve::ResolveAction;
 
 /// Writes `text`, every secret redacted.
@@ -38,18 +38,19 @@ fn stdin_lines() -> mpsc::UnboundedReceiver<String> {
 
 /// Runs the session on the process's stdin until `/quit` or end of input; `banner` is printed
 /// first.
-pub(crate) async fn run_line(session: &AgentSession, banner: &str, initial: Vec<AgentMessage>, stdout: Output) -> i32 {
-    run_line_with(session, banner, initial, stdout, stdin_lines()).await
+pub(crate) async fn run_line(app: &App, banner: &str, initial: Vec<AgentMessage>, stdout: Output) -> i32 {
+    run_line_with(app, banner, initial, stdout, stdin_lines()).await
 }
 
 /// [`run_line`] reading from `lines`.
 pub(crate) async fn run_line_with(
-    session: &AgentSession,
+    app: &App,
     banner: &str,
     initial: Vec<AgentMessage>,
     stdout: Output,
     mut lines: mpsc::UnboundedReceiver<String>,
 ) -> i32 {
+    let session = app.session();
     write(&stdout, banner);
     let sink = stdout.clone();
     let subscription = session.subscribe(move |event| {
@@ -58,7 +59,7 @@ pub(crate) async fn run_line_with(
         }
     });
     for prompt in initial {
-        if let Err(error) = session.prompt(prompt).await {
+        if let Err(error) = app.prompt(prompt).await {
             write(&stdout, &format!("{error}\n"));
         }
     }
@@ -93,8 +94,12 @@ pub(crate) async fn run_line_with(
                 };
                 write(&stdout, &format!("{text}\n"));
             }
+            ("/compact", instructions) => {
+                // Its events print how it went; an error is the last of them.
+                let _ = app.compact((!instructions.is_empty()).then_some(instructions)).await;
+            }
             _ => {
-                if let Err(error) = session.prompt(line).await {
+                if let Err(error) = app.prompt(line).await {
                     write(&stdout, &format!("{error}\n"));
                 }
             }
@@ -128,14 +133,21 @@ mod tests {
         let options = pi_coding_agent::SessionOptions::new(dir.path(), faux.model())
             .stream_fn(faux.stream_fn())
             .tools(["ast_edit"]);
-        let session = AgentSession::new(options).unwrap();
+        let session = pi_coding_agent::AgentSession::new(options).unwrap();
+        let app = App::new(
+            session,
+            pi_session_store::SessionManager::in_memory(dir.path()),
+            Arc::new(pi_ai::ModelRegistry::builtin()),
+            None,
+            Arc::new(|warning| panic!("{warning}")),
+        );
         let buffer: Arc<Mutex<Vec<u8>>> = Arc::new(Mutex::new(Vec::new()));
         let stdout: Output = Arc::new(Mutex::new(SharedBuffer(buffer.clone())));
         let (tx, rx) = mpsc::unbounded_channel();
         for line in ["rename it", "/apply Looks right.", "/quit"] {
             tx.send(line.to_owned()).unwrap();
         }
-        let code = run_line_with(&session, "banner\n", Vec::new(), stdout, rx).await;
+        let code = run_line_with(&app, "banner\n", Vec::new(), stdout, rx).await;
         assert_eq!(code, 0);
         assert_eq!(
             std::fs::read_to_string(dir.path().join("a.ts")).unwrap(),
@@ -148,6 +160,44 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("Applied 1 replacement in 1 file."), "{text}");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn compact_in_a_line_session_summarizes_with_the_instructions() {
+        let dir = tempfile::tempdir().unwrap();
+        let faux = FauxModel::new();
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = seen.clone();
+        faux.set_responses([
+            pi_agent_core::faux::FauxResponse::from(faux_assistant_text("first answer")),
+            pi_agent_core::faux::FauxResponse::factory(move |request| {
+                if let Some(AgentMessage::User(user)) = request.context.messages.first() {
+                    sink.lock().unwrap().push(user.content.text());
+                }
+                faux_assistant_text("## Goal\nShort.")
+            }),
+        ]);
+        let options = pi_coding_agent::SessionOptions::new(dir.path(), faux.model()).stream_fn(faux.stream_fn());
+        let app = App::new(
+            pi_coding_agent::AgentSession::new(options).unwrap(),
+            pi_session_store::SessionManager::in_memory(dir.path()),
+            Arc::new(pi_ai::ModelRegistry::builtin()),
+            None,
+            Arc::new(|warning| panic!("{warning}")),
+        );
+        let buffer: Arc<Mutex<Vec<u8>>> = Arc::new(Mutex::new(Vec::new()));
+        let stdout: Output = Arc::new(Mutex::new(SharedBuffer(buffer.clone())));
+        let (tx, rx) = mpsc::unbounded_channel();
+        for line in ["one", "/compact keep it short", "/quit"] {
+            tx.send(line.to_owned()).unwrap();
+        }
+        assert_eq!(run_line_with(&app, "", Vec::new(), stdout, rx).await, 0);
+        let text = String::from_utf8(buffer.lock().unwrap().clone()).unwrap();
+        assert!(text.contains("· Compacting context...\n"), "{text}");
+        assert!(text.contains("· Compacted from "), "{text}");
+        let prompt = seen.lock().unwrap()[0].clone();
+        assert!(prompt.ends_with("\n\nAdditional focus: keep it short"), "{prompt}");
+        assert_eq!(app.session().agent().messages()[0].role(), "compactionSummary");
     }
 
     struct SharedBuffer(Arc<Mutex<Vec<u8>>>);

@@ -28,6 +28,9 @@ pub fn render(event: &SessionEvent) -> Option<String> {
     match event {
         SessionEvent::Agent(event) => render_agent(event),
         SessionEvent::ResolveForcingStopped(_) => event.notice().map(|n| format!("! {n}\n")),
+        SessionEvent::CompactionStart { .. } | SessionEvent::CompactionEnd { .. } => {
+            event.notice().map(|n| format!("· {n}\n"))
+        }
         SessionEvent::AutoRetryStart {
             attempt,
             max_attempts,

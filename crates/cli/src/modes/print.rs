@@ -19,7 +19,7 @@ use pi_agent_core::{AgentMessage, ContentBlock, StopReason};
 use serde_json::Value;
 
 use super::json::event_line;
-use pi_coding_agent::{AgentSession, SessionEvent};
+use pi_coding_agent::{AgentSession, App, SessionEvent};
 
 /// The exit code of a print or JSON run that ended with a preview still pending (not applied).
 pub const EXIT_PREVIEW_NOT_APPLIED: i32 = 3;
@@ -36,7 +36,8 @@ fn write_line(output: &Output, line: &str) {
 }
 
 /// Runs `prompts` in text print mode; returns the exit code.
-pub async fn run_text(session: &AgentSession, prompts: Vec<AgentMessage>, stdout: Output, stderr: Output) -> i32 {
+pub async fn run_text(app: &App, prompts: Vec<AgentMessage>, stdout: Output, stderr: Output) -> i32 {
+    let session = app.session();
     let sink = stderr.clone();
     let subscription = session.subscribe(move |event| {
         if let SessionEvent::ResolveForcingStopped(_) = event
@@ -45,7 +46,7 @@ pub async fn run_text(session: &AgentSession, prompts: Vec<AgentMessage>, stdout
             write_line(&sink, &format!("pi: {notice}"));
         }
     });
-    let code = run_prompts(session, prompts, &stdout, &stderr).await;
+    let code = run_prompts(app, prompts, &stdout, &stderr).await;
     subscription.unsubscribe();
     let pending = session.pending_actions().labels();
     for label in &pending {
@@ -78,9 +79,10 @@ fn with_pending(code: i32, pending: bool) -> i32 {
     }
 }
 
-async fn run_prompts(session: &AgentSession, prompts: Vec<AgentMessage>, stdout: &Output, stderr: &Output) -> i32 {
+async fn run_prompts(app: &App, prompts: Vec<AgentMessage>, stdout: &Output, stderr: &Output) -> i32 {
+    let session = app.session();
     for prompt in prompts {
-        if let Err(error) = session.prompt(prompt).await {
+        if let Err(error) = app.prompt(prompt).await {
             write_line(stderr, &error.to_string());
             return 1;
         }
@@ -117,19 +119,14 @@ async fn run_prompts(session: &AgentSession, prompts: Vec<AgentMessage>, stdout:
 /// the last assistant message failed, else [`EXIT_PREVIEW_NOT_APPLIED`] when a preview is still
 /// pending — its `pending_action` event is in the output). Pending actions are then rejected as in
 /// [`run_text`]; only a failing `reject` writes to `stderr`.
-pub async fn run_json(
-    session: &AgentSession,
-    header: Value,
-    prompts: Vec<AgentMessage>,
-    stdout: Output,
-    stderr: Output,
-) -> i32 {
+pub async fn run_json(app: &App, header: Value, prompts: Vec<AgentMessage>, stdout: Output, stderr: Output) -> i32 {
+    let session = app.session();
     write_line(&stdout, &header.to_string());
     let sink = stdout.clone();
     let subscription = session.subscribe(move |event| write_line(&sink, &event_line(event)));
     let mut code = 0;
     for prompt in prompts {
-        if session.prompt(prompt).await.is_err() {
+        if app.prompt(prompt).await.is_err() {
             code = 1;
             break;
         }

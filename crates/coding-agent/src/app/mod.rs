@@ -61,6 +61,8 @@ struct Inner {
     scoped_models: Mutex<Vec<crate::ScopedModel>>,
     /// Where model and thinking choices are saved ([`App::save_choices_to`]).
     choices: Mutex<Option<SavedChoices>>,
+    /// Compaction settings, hooks and the running compaction (`compact.rs`).
+    compaction: crate::compaction::CompactionState,
 }
 
 /// The global settings file model and thinking choices go to, pi's way.
@@ -163,6 +165,7 @@ impl App {
             deferred: Mutex::new(Vec::new()),
             scoped_models: Mutex::new(Vec::new()),
             choices: Mutex::new(None),
+            compaction: crate::compaction::CompactionState::default(),
         });
         let weak = Arc::downgrade(&inner);
         inner.session.set_session_view(Some(Arc::new(AppView(weak.clone()))));
@@ -747,5 +750,6 @@ fn custom_parts(custom: &CustomMessage) -> (String, UserContent, bool, Option<Va
     (custom_type, content, display, details)
 }
 
+mod compact;
 #[cfg(test)]
 mod tests;

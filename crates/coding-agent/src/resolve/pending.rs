@@ -273,6 +273,15 @@ impl PendingActionStore {
         self.lock().stack.clear();
     }
 
+    /// The names of the tools that staged the pending actions, bottom to top.
+    pub fn source_tool_names(&self) -> Vec<String> {
+        self.lock()
+            .stack
+            .iter()
+            .map(|entry| entry.action.source_tool_name.clone())
+            .collect()
+    }
+
     /// The labels from bottom to top.
     pub fn labels(&self) -> Vec<String> {
         self.lock()

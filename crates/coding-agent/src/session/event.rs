@@ -2,6 +2,7 @@
 
 use pi_agent_core::{AgentEvent, ThinkingLevel};
 
+use crate::compaction::{CompactionReason, CompactionResult};
 use crate::resolve::{ForcingStopped, ResolveAction, ResolveOutcome};
 
 /// An event of the session: every agent event, pi's session events (`queue_update`,
@@ -64,6 +65,37 @@ pub enum SessionEvent {
         /// Why it failed.
         final_error: Option<String>,
     },
+    /// A compaction started (pi's `compaction_start`).
+    CompactionStart {
+        /// Why.
+        reason: CompactionReason,
+    },
+    /// A compaction ended (pi's `compaction_end`).
+    CompactionEnd {
+        /// Why it ran.
+        reason: CompactionReason,
+        /// What it wrote; `None` when it failed, was aborted or had nothing to do.
+        result: Option<CompactionResult>,
+        /// Aborted, or cancelled by a hook.
+        aborted: bool,
+        /// The run is retried (after an overflow).
+        will_retry: bool,
+        /// Why it failed.
+        error_message: Option<String>,
+    },
+}
+
+/// `n` with thousands separators, as JavaScript's `toLocaleString()` writes it in English.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 impl SessionEvent {
@@ -76,6 +108,24 @@ impl SessionEvent {
             | SessionEvent::SessionInfoChanged { .. }
             | SessionEvent::AutoRetryStart { .. }
             | SessionEvent::AutoRetryEnd { .. } => None,
+            // pi's interactive texts.
+            SessionEvent::CompactionStart { reason } => Some(match reason {
+                CompactionReason::Manual => "Compacting context...".to_owned(),
+                CompactionReason::Threshold => "Auto-compacting...".to_owned(),
+                CompactionReason::Overflow => "Context overflow detected, Auto-compacting...".to_owned(),
+            }),
+            SessionEvent::CompactionEnd {
+                reason,
+                result,
+                aborted,
+                error_message,
+                ..
+            } => match (aborted, result, error_message) {
+                (true, _, _) if *reason == CompactionReason::Manual => Some("Compaction cancelled".to_owned()),
+                (true, _, _) => Some("Auto-compaction cancelled".to_owned()),
+                (false, Some(result), _) => Some(format!("Compacted from {} tokens", grouped(result.tokens_before))),
+                (false, None, message) => message.clone(),
+            },
             SessionEvent::PendingActionPushed { label, .. } => Some(format!("Pending: {label}")),
             SessionEvent::Resolved(outcome) => Some(match (&outcome.error, outcome.action) {
                 (Some(error), _) => format!("Resolve failed: {error}"),

@@ -15,6 +15,8 @@ pub enum SlashCommand {
     Fork,
     /// `/session`: show the session's file, id and usage.
     Session,
+    /// `/compact [instructions]`: summarize the history now, focused by the instructions.
+    Compact(String),
     /// `/apply [reason]`: apply the pending preview.
     Apply(String),
     /// `/discard [reason]`: discard the pending preview.
@@ -33,6 +35,7 @@ pub(super) const COMMANDS: &[(&str, &str)] = &[
     ("/tree", "continue from an earlier message (a new branch)"),
     ("/fork", "a new session from an earlier message"),
     ("/session", "show the session file, id and usage"),
+    ("/compact", "summarize the history now [instructions]"),
     ("/apply", "apply the pending preview [reason]"),
     ("/discard", "discard the pending preview [reason]"),
     ("/help", "commands and keys"),
@@ -45,6 +48,7 @@ pub(super) const COMMANDS: &[(&str, &str)] = &[
 /// use pi_cli::modes::interactive::{SlashCommand, parse_slash_command};
 /// assert_eq!(parse_slash_command("/apply Looks right."), Some(SlashCommand::Apply("Looks right.".into())));
 /// assert_eq!(parse_slash_command("/quit"), Some(SlashCommand::Quit));
+/// assert_eq!(parse_slash_command("/compact keep the API notes"), Some(SlashCommand::Compact("keep the API notes".into())));
 /// assert_eq!(parse_slash_command("/etc/hosts is odd"), None);
 /// ```
 pub fn parse_slash_command(text: &str) -> Option<SlashCommand> {
@@ -58,6 +62,7 @@ pub fn parse_slash_command(text: &str) -> Option<SlashCommand> {
         "/tree" => SlashCommand::Tree,
         "/fork" => SlashCommand::Fork,
         "/session" => SlashCommand::Session,
+        "/compact" => SlashCommand::Compact(rest),
         "/apply" => SlashCommand::Apply(rest),
         "/discard" => SlashCommand::Discard(rest),
         "/quit" | "/exit" => SlashCommand::Quit,

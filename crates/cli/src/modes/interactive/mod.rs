@@ -300,12 +300,12 @@ fn refresh(screen: &mut Screen, app: &App) {
 /// Starts a run of `messages` in the background.
 fn start_run(screen: &mut Screen, app: &App, messages: Vec<AgentMessage>, done: &mpsc::UnboundedSender<RunResult>) {
     screen.set_running(true);
-    let session = app.session().clone();
+    let app = app.clone();
     let done = done.clone();
     tokio::spawn(async move {
         let mut result = Ok(());
         for message in messages {
-            result = session.prompt(message).await;
+            result = app.prompt(message).await;
             if result.is_err() {
                 break;
             }
@@ -366,6 +366,25 @@ fn busy(screen: &mut Screen) -> bool {
 
 async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
     match command {
+        SlashCommand::Compact(instructions) => {
+            let messages = app.with_store(|store| {
+                store
+                    .entries()
+                    .iter()
+                    .filter(|e| matches!(e.kind, pi_session_store::EntryKind::Message(_)))
+                    .count()
+            });
+            if messages < 2 {
+                screen.notice("Nothing to compact (no messages yet)", NoticeKind::Warning);
+                return;
+            }
+            // In the background: its events tell the screen how it went.
+            let app = app.clone();
+            tokio::spawn(async move {
+                let instructions = (!instructions.is_empty()).then_some(instructions);
+                let _ = app.compact(instructions.as_deref()).await;
+            });
+        }
         SlashCommand::Model => {
             let current = app.session().agent().model();
             let models = app.registry().all();

@@ -373,6 +373,21 @@ impl Transcript {
                 );
             }
             SessionEvent::AutoRetryEnd { success: true, .. } => self.retry_attempt = 0,
+            SessionEvent::CompactionStart { .. } => {
+                if let Some(text) = event.notice() {
+                    self.notice(text, NoticeKind::Info);
+                }
+            }
+            SessionEvent::CompactionEnd { result, .. } => {
+                if let Some(text) = event.notice() {
+                    let kind = if result.is_some() {
+                        NoticeKind::Info
+                    } else {
+                        NoticeKind::Error
+                    };
+                    self.notice(text, kind);
+                }
+            }
             // The screen shows queues, the thinking level and the name from their own state, and
             // a retry's wait in its loader.
             SessionEvent::PendingActionPushed { .. }

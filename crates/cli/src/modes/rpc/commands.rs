@@ -124,6 +124,33 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
         "get_last_assistant_text" => Ok(Some(last_assistant_text(rpc))),
         "set_session_name" => set_session_name(rpc, &command),
         "get_commands" => Ok(Some(json!({"commands": []}))),
+        "compact" => {
+            // In the background, so that `abort_compaction` (or `abort`) can reach it.
+            let (task_rpc, task_id) = (rpc.clone(), id.clone());
+            let instructions = command
+                .get("customInstructions")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let run = tokio::spawn(async move {
+                let reply = compact(&task_rpc, instructions.as_deref()).await;
+                task_rpc.respond("compact", task_id.as_ref(), reply);
+            });
+            let mut runs = rpc.runs.lock().unwrap_or_else(|p| p.into_inner());
+            runs.retain(|handle| !handle.is_finished());
+            runs.push(run);
+            return;
+        }
+        "set_auto_compaction" => match command.get("enabled").and_then(Value::as_bool) {
+            Some(enabled) => {
+                rpc.app.set_auto_compaction(enabled);
+                Ok(None)
+            }
+            None => Err("Missing \"enabled\"".to_owned()),
+        },
+        "abort_compaction" => {
+            rpc.app.abort_compaction();
+            Ok(None)
+        }
         "" => Err("Missing \"type\"".to_owned()),
         other => Err(format!("Unknown command: {other}")),
     };
@@ -166,7 +193,7 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
         session.agent().wait_for_idle().await;
         // `bash` results that came in during the previous run go before this prompt.
         app.flush_deferred();
-        if let Err(error) = session.prompt(message).await {
+        if let Err(error) = app.prompt(message).await {
             // No run started, so no `agent_end` will clear the flag.
             running.store(false, Ordering::SeqCst);
             writer.line(&json!({"type": "error", "error": error.to_string()}));
@@ -248,7 +275,7 @@ fn state(rpc: &Rpc) -> Value {
         "model": model_json(&agent.model()),
         "thinkingLevel": thinking_level_name(agent.thinking_level()),
         "isStreaming": rpc.running.load(Ordering::SeqCst),
-        "isCompacting": false,
+        "isCompacting": rpc.app.is_compacting(),
         "steeringMode": agent.steering_mode().as_str(),
         "followUpMode": agent.follow_up_mode().as_str(),
         "sessionFile": file,
@@ -258,7 +285,7 @@ fn state(rpc: &Rpc) -> Value {
     if let Some(name) = name {
         state["sessionName"] = name.into();
     }
-    state["autoCompactionEnabled"] = false.into();
+    state["autoCompactionEnabled"] = rpc.app.auto_compaction_enabled().into();
     state["messageCount"] = agent.messages().len().into();
     state["pendingMessageCount"] = rpc.app.session().pending_message_count().into();
     state
@@ -428,7 +455,7 @@ fn stats(rpc: &Rpc) -> Value {
     let (file, id) = rpc
         .app
         .with_store(|store| (store.file().map(|f| f.display().to_string()), store.id().to_owned()));
-    json!({
+    let mut data = json!({
         "sessionFile": file,
         "sessionId": id,
         "userMessages": stats.user_messages,
@@ -444,7 +471,21 @@ fn stats(rpc: &Rpc) -> Value {
             "total": stats.input + stats.output + stats.cache_read + stats.cache_write,
         },
         "cost": js_number(stats.cost),
-    })
+    });
+    // pi leaves `contextUsage` out without a context window.
+    if let Some(usage) = rpc.app.context_usage() {
+        data["contextUsage"] = usage.to_json();
+    }
+    data
+}
+
+/// `compact {customInstructions?}`: aborts a run, compacts, answers with the result
+/// (`{summary, firstKeptEntryId, tokensBefore, details}`) or pi's error text.
+async fn compact(rpc: &Rpc, instructions: Option<&str>) -> Reply {
+    match rpc.app.compact(instructions).await {
+        Ok(result) => Ok(Some(result.to_json())),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 /// A float as JavaScript's `JSON.stringify` writes it: a whole number without `.0` (pi's `cost`

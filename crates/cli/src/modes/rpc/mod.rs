@@ -100,7 +100,8 @@ pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceive
             SessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) => {
                 ended.store(false, std::sync::atomic::Ordering::SeqCst);
             }
-            // A retry's continued run streams again (pi's `isStreaming`).
+            // A run the session starts itself (a retry, or the retry after an overflow
+            // compaction) streams again (pi's `isStreaming`).
             SessionEvent::Agent(pi_agent_core::AgentEvent::AgentStart) => {
                 ended.store(true, std::sync::atomic::Ordering::SeqCst);
             }
@@ -144,4 +145,72 @@ pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceive
     rpc.app.session().agent().wait_for_idle().await;
     subscription.unsubscribe();
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_agent_core::faux::{FauxModel, faux_assistant_text};
+    use std::io::Write;
+
+    /// Stdout of a client that sends its next prompt the moment it reads `agent_end`, and a slow
+    /// pipe: the write of that line takes a while.
+    struct EagerClient {
+        out: Arc<Mutex<Vec<u8>>>,
+        /// Dropped once the prompt is sent, so that the command stream can end.
+        commands: Option<mpsc::UnboundedSender<String>>,
+    }
+
+    impl Write for EagerClient {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.out.lock().unwrap().extend_from_slice(bytes);
+            let text = String::from_utf8_lossy(bytes);
+            if text.contains(r#""type":"agent_end""#)
+                && let Some(commands) = self.commands.take()
+            {
+                let _ = commands.send(r#"{"id":"2","type":"prompt","message":"next"}"#.to_owned());
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_prompt_sent_as_soon_as_agent_end_is_read_is_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let faux = FauxModel::new();
+        faux.set_responses([faux_assistant_text("first"), faux_assistant_text("second")]);
+        let options = pi_coding_agent::SessionOptions::new(dir.path(), faux.model()).stream_fn(faux.stream_fn());
+        let app = App::new(
+            pi_coding_agent::AgentSession::new(options).unwrap(),
+            pi_session_store::SessionManager::in_memory(dir.path()),
+            Arc::new(pi_ai::ModelRegistry::builtin()),
+            None,
+            Arc::new(|warning| panic!("{warning}")),
+        );
+        let (tx, rx) = mpsc::unbounded_channel();
+        let out: Arc<Mutex<Vec<u8>>> = Arc::default();
+        let stdout: Output = Arc::new(Mutex::new(EagerClient {
+            out: out.clone(),
+            commands: Some(tx.clone()),
+        }));
+        let ui = install_ui(&app, stdout);
+        tx.send(r#"{"id":"1","type":"prompt","message":"first"}"#.to_owned())
+            .unwrap();
+        let closer = tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            drop(tx);
+        });
+        assert_eq!(run_rpc_with(app, ui, rx).await, 0);
+        closer.await.unwrap();
+        let text = String::from_utf8(out.lock().unwrap().clone()).unwrap();
+        assert!(
+            text.contains(r#"{"id":"2","type":"response","command":"prompt","success":true}"#),
+            "{text}"
+        );
+        assert_eq!(faux.call_count(), 2, "{text}");
+    }
 }
