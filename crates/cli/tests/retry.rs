@@ -10,8 +10,8 @@ use pi_test_support::sandbox::{Sandbox, text};
 use serde_json::{Value, json};
 
 use crate::pi_073::{
-    compact, lines, mask_partials, our_transcript, recorded, recorded_transcript, replies,
-    rpc_comparable, sandbox, step,
+    compact, lines, mask_partials, our_transcript, recorded, recorded_transcript, replies, rpc_comparable, sandbox,
+    step,
 };
 use crate::rpc::Rpc;
 

@@ -464,8 +464,47 @@ impl AgentSession {
     /// automatic retries when it failed with a transient error (`retry.*`, see `retry.rs`).
     pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
         self.inner.agent.prompt(input).await?;
-        self.retry_failed_runs().await;
+        let inner = &self.inner;
+        inner
+            .retry
+            .retry_failed_runs(&inner.agent, |event| inner.emit(event))
+            .await;
         Ok(())
+    }
+
+    /// Cancels the wait of a retry in progress and ends it (pi's `abortRetry`; RPC
+    /// `abort_retry`); does nothing when no retry waits.
+    pub fn abort_retry(&self) {
+        if let Some(end) = self.inner.retry.abort() {
+            self.inner.emit(&end.into());
+        }
+    }
+
+    /// Whether a retry is in progress: from the failed run until the retry ends (pi's
+    /// `isRetrying`).
+    pub fn is_retrying(&self) -> bool {
+        self.inner.retry.is_retrying()
+    }
+
+    /// Retries made since the last answer that did not fail (pi's `retryAttempt`; 0 when none).
+    pub fn retry_attempt(&self) -> u32 {
+        self.inner.retry.attempt()
+    }
+
+    /// The retry settings in force.
+    pub fn retry_settings(&self) -> AgentRetry {
+        self.inner.retry.settings()
+    }
+
+    /// Replaces the retry settings.
+    pub fn set_retry_settings(&self, settings: AgentRetry) {
+        self.inner.retry.set_settings(settings);
+    }
+
+    /// Turns the automatic retry on or off (pi's `setAutoRetryEnabled`; [`crate::App`] also
+    /// saves it as `retry.enabled`).
+    pub fn set_auto_retry_enabled(&self, enabled: bool) {
+        self.inner.retry.set_enabled(enabled);
     }
 
     /// Queues a steering message; a user message's text joins the `queue_update` lists.

@@ -15,11 +15,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
-use pi_agent_core::{AgentMessage, AssistantMessage, StopReason, lock};
-use regex::{Regex, RegexSet};
+use pi_agent_core::{Agent, AgentMessage, AssistantMessage, StopReason, lock};
+use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
-use super::{AgentSession, SessionEvent};
+use super::event::SessionEvent;
 use crate::config::AgentRetry;
 
 /// The errors pi retries, its own pattern (`_isRetryableError`), case-insensitive.
@@ -29,50 +29,6 @@ static RETRYABLE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("a constant, valid pattern")
 });
-
-/// The error texts of a context overflow (pi-ai's `OVERFLOW_PATTERNS`): compaction's business,
-/// never retried.
-static OVERFLOW: LazyLock<RegexSet> = LazyLock::new(|| {
-    RegexSet::new([
-        r"(?i)prompt is too long",
-        r"(?i)request_too_large",
-        r"(?i)input is too long for requested model",
-        r"(?i)exceeds the context window",
-        r"(?i)input token count.*exceeds the maximum",
-        r"(?i)maximum prompt length is \d+",
-        r"(?i)reduce the length of the messages",
-        r"(?i)maximum context length is \d+ tokens",
-        r"(?i)exceeds the limit of \d+",
-        r"(?i)exceeds the available context size",
-        r"(?i)greater than the context length",
-        r"(?i)context window exceeds limit",
-        r"(?i)exceeded model token limit",
-        r"(?i)too large for model with \d+ maximum context length",
-        r"(?i)model_context_window_exceeded",
-        r"(?i)prompt too long; exceeded (?:max )?context length",
-        r"(?i)context[_ ]length[_ ]exceeded",
-        r"(?i)too many tokens",
-        r"(?i)token limit exceeded",
-        r"(?i)^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
-    ])
-    .expect("constant, valid patterns")
-});
-
-/// Errors that are never an overflow even when an overflow pattern matches (pi-ai's
-/// `NON_OVERFLOW_PATTERNS`: Bedrock's "Too many tokens, please wait" is throttling).
-static NOT_OVERFLOW: LazyLock<RegexSet> = LazyLock::new(|| {
-    RegexSet::new([
-        r"(?i)^(Throttling error|Service unavailable):",
-        r"(?i)rate limit",
-        r"(?i)too many requests",
-    ])
-    .expect("constant, valid patterns")
-});
-
-/// Whether an error text says the context window was exceeded.
-fn is_overflow_error(text: &str) -> bool {
-    !NOT_OVERFLOW.is_match(text) && OVERFLOW.is_match(text)
-}
 
 /// Whether the session retries after `message`, as pi decides: it failed (`stopReason` `error`
 /// with an error text), not by overflowing the context window, and its text names a transient
@@ -97,7 +53,7 @@ pub fn is_retryable(message: &AssistantMessage) -> bool {
     }
     match message.error_message.as_deref() {
         None | Some("") => false,
-        Some(text) => !is_overflow_error(text) && RETRYABLE.is_match(text),
+        Some(text) => !pi_ai::is_overflow_error_text(text) && RETRYABLE.is_match(text),
     }
 }
 
@@ -144,21 +100,22 @@ impl From<RetryEvent> for SessionEvent {
     }
 }
 
-impl AgentSession {
+impl RetryState {
     /// After a run: while its last assistant message failed with a retryable error and attempts
-    /// remain, announce, drop that message from the transcript, wait and continue the run.
-    pub(super) async fn retry_failed_runs(&self) {
+    /// remain, announce (through `emit`), drop that message from the transcript, wait and
+    /// continue the run.
+    pub(super) async fn retry_failed_runs(&self, agent: &Agent, emit: impl Fn(&SessionEvent)) {
         loop {
-            let (next, event) = self.inner.retry.after_run();
+            let (next, event) = self.after_run();
             // The failed answer leaves the transcript before anyone hears of the retry (pi does
             // both at once), so a `get_state` after `auto_retry_start` counts without it.
             if matches!(next, Next::Wait(..))
-                && let Some(messages) = without_failed_tail(self.inner.agent.messages())
+                && let Some(messages) = without_failed_tail(agent.messages())
             {
-                self.inner.agent.set_messages(messages);
+                agent.set_messages(messages);
             }
             if let Some(event) = event {
-                self.inner.emit(&event.into());
+                emit(&event.into());
             }
             let Next::Wait(delay, cancel) = next else {
                 return;
@@ -166,51 +123,16 @@ impl AgentSession {
             // An `abort_retry` ends the retry and says so itself.
             let waited = tokio::select! {
                 () = cancel.cancelled() => false,
-                () = tokio::time::sleep(delay) => self.inner.retry.after_wait(),
+                () = tokio::time::sleep(delay) => self.after_wait(),
             };
             if !waited {
                 return;
             }
-            if self.inner.agent.continue_run().await.is_err() {
-                self.inner.retry.stop();
+            if agent.continue_run().await.is_err() {
+                self.stop();
                 return;
             }
         }
-    }
-
-    /// Cancels the wait of a retry in progress and ends it (pi's `abortRetry`; RPC
-    /// `abort_retry`); does nothing when no retry waits.
-    pub fn abort_retry(&self) {
-        if let Some(end) = self.inner.retry.abort() {
-            self.inner.emit(&end.into());
-        }
-    }
-
-    /// Whether a retry is in progress: from the failed run until the retry ends (pi's
-    /// `isRetrying`).
-    pub fn is_retrying(&self) -> bool {
-        self.inner.retry.is_retrying()
-    }
-
-    /// Retries made since the last answer that did not fail (pi's `retryAttempt`; 0 when none).
-    pub fn retry_attempt(&self) -> u32 {
-        self.inner.retry.attempt()
-    }
-
-    /// The retry settings in force.
-    pub fn retry_settings(&self) -> AgentRetry {
-        self.inner.retry.settings()
-    }
-
-    /// Replaces the retry settings.
-    pub fn set_retry_settings(&self, settings: AgentRetry) {
-        self.inner.retry.set_settings(settings);
-    }
-
-    /// Turns the automatic retry on or off (pi's `setAutoRetryEnabled`; [`crate::App`] also
-    /// saves it as `retry.enabled`).
-    pub fn set_auto_retry_enabled(&self, enabled: bool) {
-        self.inner.retry.set_enabled(enabled);
     }
 }
 
