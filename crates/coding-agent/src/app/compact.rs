@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use pi_agent_core::{AgentError, AgentMessage, AssistantMessage, PromptInput, StopReason, lock};
-use pi_session_store::{Compaction, EntryKind, SessionEntry, parse_iso_ms};
+use pi_session_store::{Compaction, EntryKind, SessionEntry};
 use tokio_util::sync::CancellationToken;
 
 use super::App;
@@ -172,15 +172,7 @@ impl App {
         let model = agent.model();
         let same_model = message.provider == model.provider && message.model == model.id;
         // An answer from before the latest compaction says nothing about the context now.
-        let compacted_at = self.with_store(|store| {
-            store
-                .path_to_leaf()
-                .iter()
-                .rev()
-                .find(|e| matches!(e.kind, EntryKind::Compaction(_)))
-                .map(|e| parse_iso_ms(&e.timestamp).unwrap_or(i64::MIN))
-        });
-        if compacted_at.is_some_and(|at| message.timestamp <= at) {
+        if self.written_before_compaction(message) {
             return Next::Done;
         }
         if same_model && pi_ai::is_context_overflow(message, model.context_window) {
@@ -213,8 +205,7 @@ impl App {
             };
             let stale = messages[index]
                 .as_assistant()
-                .zip(compacted_at)
-                .is_some_and(|(usage_message, at)| usage_message.timestamp <= at);
+                .is_some_and(|usage_message| self.written_before_compaction(usage_message));
             if stale {
                 return Next::Done;
             }
@@ -229,6 +220,23 @@ impl App {
             Ok(_) if agent.has_queued_messages() => Next::Continue,
             _ => Next::Done,
         }
+    }
+
+    /// Whether the branch has a compaction and `message` is not among the assistant messages
+    /// written after the latest one. pi compares the message's timestamp with the entry's; the
+    /// order of the entries is exact where a millisecond clock is not (a retry that fails within
+    /// the millisecond the compaction was written in would count as older).
+    fn written_before_compaction(&self, message: &AssistantMessage) -> bool {
+        self.with_store(|store| {
+            let path = store.path_to_leaf();
+            let Some(compaction) = path.iter().rposition(|e| matches!(e.kind, EntryKind::Compaction(_))) else {
+                return false;
+            };
+            !path[compaction + 1..].iter().any(|entry| {
+                matches!(entry.message(), Some(AgentMessage::Assistant(written))
+                    if written.timestamp == message.timestamp && written.content == message.content)
+            })
+        })
     }
 
     /// One compaction with its events: `compaction_start`, the hooks, the summary, the entry,
