@@ -46,7 +46,7 @@ impl Default for SessionSettings {
     }
 }
 
-/// What a new [`AgentSession`] starts with.
+/// What a new [`AgentSession`](super::AgentSession) starts with.
 #[derive(Clone)]
 pub struct SessionOptions {
     /// Working directory of the tools.
