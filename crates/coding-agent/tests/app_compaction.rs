@@ -299,3 +299,47 @@ async fn a_pending_preview_and_its_reminder_survive_a_compaction() {
         "compaction does not drop previews"
     );
 }
+
+/// The run an overflow compaction starts again is retried like any other when it fails with a
+/// transient error (pi checks the retry first on every `agent_end`, the compaction after).
+#[tokio::test]
+async fn the_run_after_an_overflow_compaction_is_retried_on_a_transient_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = small_faux();
+    let (app, events) = app(dir.path(), &faux, &["read"], settings(100, 1));
+    app.session().set_retry_settings(pi_coding_agent::config::AgentRetry {
+        enabled: true,
+        max_retries: 3,
+        base_delay_ms: 1,
+    });
+    let retries: Log = Arc::default();
+    let sink = retries.clone();
+    std::mem::forget(app.session().subscribe(move |event| {
+        if let SessionEvent::AutoRetryStart { attempt, .. } = event {
+            sink.lock().unwrap().push(format!("retry {attempt}"));
+        }
+    }));
+    faux.set_responses([faux_assistant_text("first answer")]);
+    app.prompt("one").await.unwrap();
+    let prompts: Log = Arc::default();
+    faux.set_responses([
+        pi_agent_core::faux::faux_assistant_error("prompt is too long: 3000 tokens > 2000 maximum").into(),
+        summary_response("## Goal\nAnswer.", prompts),
+        pi_agent_core::faux::faux_assistant_error("503 Service Unavailable").into(),
+        faux_assistant_text("recovered").into(),
+    ]);
+    app.prompt("two").await.unwrap();
+    assert_eq!(
+        events.lock().unwrap().first().map(String::as_str),
+        Some("start overflow")
+    );
+    assert_eq!(*retries.lock().unwrap(), ["retry 1"]);
+    let messages = app.session().agent().messages();
+    let last = messages.last().and_then(AgentMessage::as_assistant).unwrap();
+    let text: String = last
+        .content
+        .iter()
+        .filter_map(pi_agent_core::ContentBlock::as_text)
+        .collect();
+    assert_eq!(text, "recovered");
+}

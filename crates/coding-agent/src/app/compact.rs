@@ -148,7 +148,8 @@ impl App {
             match self.check_compaction(&last, true).await {
                 Next::Done => return,
                 Next::Continue => {
-                    if agent.continue_run().await.is_err() {
+                    // Retried like a prompt's run when it fails with a transient error.
+                    if self.inner.session.continue_run().await.is_err() {
                         return;
                     }
                 }

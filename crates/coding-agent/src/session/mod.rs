@@ -362,6 +362,18 @@ impl AgentSession {
         Ok(())
     }
 
+    /// Runs the agent on from its transcript (pi's `continue`, as after an overflow compaction)
+    /// and waits until the run ends, with the same automatic retries as [`Self::prompt`].
+    pub async fn continue_run(&self) -> Result<(), AgentError> {
+        self.inner.agent.continue_run().await?;
+        let inner = &self.inner;
+        inner
+            .retry
+            .retry_failed_runs(&inner.agent, |event| inner.emit(event))
+            .await;
+        Ok(())
+    }
+
     /// Cancels the wait of a retry in progress and ends it (pi's `abortRetry`; RPC
     /// `abort_retry`); does nothing when no retry waits.
     pub fn abort_retry(&self) {
