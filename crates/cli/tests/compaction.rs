@@ -13,6 +13,7 @@ use pi_test_support::sandbox::Sandbox;
 use pi_test_support::{MockServer, Reply, openai};
 use serde_json::{Value, json};
 
+use crate::pi_073::{normalize, normalize_ids};
 use crate::rpc::Rpc;
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pi-0.73.1");
@@ -91,50 +92,10 @@ fn normalized_session(file: &Path) -> Vec<Value> {
     entries
         .into_iter()
         .map(|mut entry| {
-            normalize(&mut entry, &ids);
+            normalize_ids(&mut entry, &ids);
             entry
         })
         .collect()
-}
-
-fn normalize(value: &mut Value, ids: &std::collections::HashMap<String, String>) {
-    match value {
-        Value::Object(map) => {
-            let is_header = map.get("type").and_then(Value::as_str) == Some("session");
-            for (key, field) in map.iter_mut() {
-                match key.as_str() {
-                    "timestamp" if field.is_string() => *field = "<time>".into(),
-                    "timestamp" => *field = 0.into(),
-                    "sessionFile" => *field = "<session-file>".into(),
-                    "sessionId" => *field = "<session-id>".into(),
-                    "baseUrl" => *field = "<base-url>".into(),
-                    "cwd" => *field = "<cwd>".into(),
-                    "id" if is_header => *field = "<session-id>".into(),
-                    "id" | "parentId" | "firstKeptEntryId" => {
-                        if let Some(mapped) = field.as_str().and_then(|id| ids.get(id)) {
-                            *field = mapped.clone().into();
-                        }
-                    }
-                    _ => normalize(field, ids),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|item| normalize(item, ids)),
-        _ => {}
-    }
-}
-
-/// pi's OpenAI-compatible provider records the chunks' `model` as `responseModel`; ours does not
-/// (a provider-layer difference listed in `docs/differences-from-pi.md`).
-fn drop_response_model(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.shift_remove("responseModel");
-            map.values_mut().for_each(drop_response_model);
-        }
-        Value::Array(items) => items.iter_mut().for_each(drop_response_model),
-        _ => {}
-    }
 }
 
 /// The lines compared with pi's: events and responses (the `>>>` commands and `message_update`
@@ -149,8 +110,7 @@ fn comparable(lines: &[Value], ids: &std::collections::HashMap<String, String>) 
         })
         .cloned()
         .map(|mut line| {
-            normalize(&mut line, ids);
-            drop_response_model(&mut line);
+            normalize_ids(&mut line, ids);
             mask_provider_error(&mut line);
             if let Some(map) = line.as_object_mut()
                 && map.get("type").and_then(Value::as_str) == Some("response")
@@ -227,7 +187,7 @@ fn request_view(request: &Value) -> Value {
         messages.remove(0);
     }
     let mut messages = Value::Array(messages);
-    normalize(&mut messages, &Default::default());
+    normalize(&mut messages);
     // The tool definitions are the tools' own (compared by the tools' tests), not compaction's:
     // only whether there are any.
     json!({"messages": messages, "max_completion_tokens": request["max_completion_tokens"], "tools": request.get("tools").is_some()})
@@ -291,9 +251,7 @@ async fn threshold_compaction_happens_where_pi_compacts_and_writes_what_pi_write
     let mut ours_cmp = ours.clone();
     let mut theirs_cmp = theirs.clone();
     for entries in [&mut ours_cmp, &mut theirs_cmp] {
-        drop_response_model(entries.first_mut().unwrap());
         for entry in entries.iter_mut() {
-            drop_response_model(entry);
             // The header's version field order and pi's `thinking_level_change` for a model that
             // cannot reason are start-up matters, not compaction's.
             if entry["type"] == "session" {

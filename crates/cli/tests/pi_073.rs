@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use pi_test_support::sandbox::{Sandbox, text};
@@ -76,6 +77,12 @@ pub(crate) fn sandbox(server: &MockServer) -> Sandbox {
 
 /// The recording's normalization: numeric timestamps 0; ids, times, paths as placeholders.
 pub(crate) fn normalize(value: &mut Value) {
+    normalize_ids(value, &HashMap::new());
+}
+
+/// [`normalize`], and entry ids (`id`, `parentId`, `firstKeptEntryId`) found in `ids` replaced by
+/// their value there (a session's ids mapped to the recording's).
+pub(crate) fn normalize_ids(value: &mut Value, ids: &HashMap<String, String>) {
     match value {
         Value::Object(map) => {
             let is_header = map.get("type").and_then(Value::as_str) == Some("session");
@@ -88,11 +95,16 @@ pub(crate) fn normalize(value: &mut Value) {
                     "baseUrl" => *field = "<base-url>".into(),
                     "cwd" => *field = "<cwd>".into(),
                     "id" if is_header => *field = "<session-id>".into(),
-                    _ => normalize(field),
+                    "id" | "parentId" | "firstKeptEntryId" => {
+                        if let Some(mapped) = field.as_str().and_then(|id| ids.get(id)) {
+                            *field = mapped.clone().into();
+                        }
+                    }
+                    _ => normalize_ids(field, ids),
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(normalize),
+        Value::Array(items) => items.iter_mut().for_each(|item| normalize_ids(item, ids)),
         _ => {}
     }
 }
@@ -130,11 +142,9 @@ pub(crate) fn compact(values: &[Value]) -> String {
     values.iter().map(|v| format!("{v}\n")).collect()
 }
 
-/// Our stream for `script`, and the lines of the session file the run wrote.
-async fn json_mode(script: &str) -> (Vec<Value>, Vec<Value>) {
-    let server = MockServer::start(replies(script)).await;
-    let sandbox = sandbox(&server);
-    let output = sandbox
+/// `pi --provider mock --model mock-model --mode json -p hi` in `sandbox`, as pi was recorded.
+pub(crate) async fn json_mode_hi(sandbox: &Sandbox) -> std::process::Output {
+    sandbox
         .run(&[
             "--provider",
             "mock",
@@ -145,7 +155,14 @@ async fn json_mode(script: &str) -> (Vec<Value>, Vec<Value>) {
             "-p",
             "hi",
         ])
-        .await;
+        .await
+}
+
+/// Our stream for `script`, and the lines of the session file the run wrote.
+async fn json_mode(script: &str) -> (Vec<Value>, Vec<Value>) {
+    let server = MockServer::start(replies(script)).await;
+    let sandbox = sandbox(&server);
+    let output = json_mode_hi(&sandbox).await;
     assert!(output.status.success(), "{}", text(&output.stderr));
     let files = sandbox.session_files();
     assert_eq!(files.len(), 1, "{files:?}");

@@ -10,8 +10,8 @@ use pi_test_support::sandbox::{Sandbox, text};
 use serde_json::{Value, json};
 
 use crate::pi_073::{
-    compact, lines, mask_partials, our_transcript, recorded, recorded_transcript, replies, rpc_comparable, sandbox,
-    step,
+    compact, json_mode_hi, lines, mask_partials, our_transcript, recorded, recorded_transcript, replies,
+    rpc_comparable, sandbox, step,
 };
 use crate::rpc::Rpc;
 
@@ -62,18 +62,7 @@ fn comparable(stream: &[Value], ours: bool) -> Vec<Value> {
 async fn json_run(script: &str) -> (std::process::Output, Vec<Value>, Sandbox, MockServer) {
     let server = MockServer::start(replies(script)).await;
     let sandbox = retry_sandbox(&server, 100);
-    let output = sandbox
-        .run(&[
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--mode",
-            "json",
-            "-p",
-            "hi",
-        ])
-        .await;
+    let output = json_mode_hi(&sandbox).await;
     let stream = lines(&text(&output.stdout));
     (output, stream, sandbox, server)
 }
