@@ -10,8 +10,9 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::process_support::{Tools, probe_spec};
+use pi_test_support::landlock::SandboxDirs;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use pi_agent_core::ToolContext;
@@ -24,33 +25,10 @@ use pi_test_support::tools::result_text;
 use pi_tools::Sandbox;
 use serde_json::json;
 
-/// A project directory and a sibling outside it, neither below a temp directory.
-struct Dirs {
-    _root: tempfile::TempDir,
-    project: PathBuf,
-    outside: PathBuf,
-}
-
-fn dirs() -> Dirs {
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let base = std::fs::canonicalize(root.path()).unwrap();
-    let (project, outside) = (base.join("project"), base.join("outside"));
-    std::fs::create_dir(&project).unwrap();
-    std::fs::create_dir(&outside).unwrap();
-    for allowed in &Sandbox::new(&project).writable_paths()[1..] {
-        let allowed = std::fs::canonicalize(allowed).unwrap_or_else(|_| allowed.clone());
-        assert!(
-            !outside.starts_with(&allowed),
-            "{} is below {}, which the sandbox lets everyone write",
-            outside.display(),
-            allowed.display()
-        );
-    }
-    Dirs {
-        _root: root,
-        project,
-        outside,
-    }
+fn dirs() -> SandboxDirs {
+    SandboxDirs::new(env!("CARGO_TARGET_TMPDIR"), |project| {
+        Sandbox::new(project).writable_paths()
+    })
 }
 
 /// Whether the kernel enforces the sandbox (with the network off, the most it asks); fails the

@@ -30,6 +30,48 @@ pub fn available<E: std::fmt::Display>(check: Result<(), E>) -> bool {
     }
 }
 
+/// A project directory and a sibling outside it, under `root` (a test's `CARGO_TARGET_TMPDIR`:
+/// not below a temp directory, which the sandbox lets everyone write).
+#[derive(Debug)]
+pub struct SandboxDirs {
+    _root: tempfile::TempDir,
+    /// The directory the sandbox lets the command write.
+    pub project: std::path::PathBuf,
+    /// A directory beside it the sandbox must keep the command out of.
+    pub outside: std::path::PathBuf,
+}
+
+impl SandboxDirs {
+    /// Makes both directories under `root`; `writable` lists what a sandbox of the project lets
+    /// write (`pi_tools::Sandbox::new(project).writable_paths()`, the project first).
+    ///
+    /// # Panics
+    ///
+    /// When a directory cannot be made, or `outside` lies below one of the other writable paths
+    /// (the test would then prove nothing).
+    pub fn new(root: &str, writable: impl FnOnce(&std::path::Path) -> Vec<std::path::PathBuf>) -> Self {
+        let root = tempfile::tempdir_in(root).expect("a temporary directory");
+        let base = std::fs::canonicalize(root.path()).expect("its canonical path");
+        let (project, outside) = (base.join("project"), base.join("outside"));
+        std::fs::create_dir(&project).expect("the project directory");
+        std::fs::create_dir(&outside).expect("the outside directory");
+        for allowed in writable(&project).iter().skip(1) {
+            let allowed = std::fs::canonicalize(allowed).unwrap_or_else(|_| allowed.clone());
+            assert!(
+                !outside.starts_with(&allowed),
+                "{} is below {}, which the sandbox lets everyone write: the test would prove nothing",
+                outside.display(),
+                allowed.display()
+            );
+        }
+        SandboxDirs {
+            _root: root,
+            project,
+            outside,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,41 +9,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use pi_test_support::landlock::SandboxDirs;
+use std::path::Path;
 
 use pi_agent_core::{AgentTool, ContentBlock, ToolContext};
 use pi_tools::{BashTool, Sandbox, ToolEnv};
 use serde_json::json;
 
-/// A project directory and a sibling outside it, neither below a temp directory.
-struct Dirs {
-    _root: tempfile::TempDir,
-    project: PathBuf,
-    outside: PathBuf,
-}
-
-fn dirs() -> Dirs {
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let base = std::fs::canonicalize(root.path()).unwrap();
-    let project = base.join("project");
-    let outside = base.join("outside");
-    std::fs::create_dir(&project).unwrap();
-    std::fs::create_dir(&outside).unwrap();
-    let sandbox = Sandbox::new(&project);
-    for allowed in &sandbox.writable_paths()[1..] {
-        let allowed = std::fs::canonicalize(allowed).unwrap_or_else(|_| allowed.clone());
-        assert!(
-            !outside.starts_with(&allowed),
-            "{} is below {}, which the sandbox lets everyone write: this test would prove nothing",
-            outside.display(),
-            allowed.display()
-        );
-    }
-    Dirs {
-        _root: root,
-        project,
-        outside,
-    }
+fn dirs() -> SandboxDirs {
+    SandboxDirs::new(env!("CARGO_TARGET_TMPDIR"), |project| {
+        Sandbox::new(project).writable_paths()
+    })
 }
 
 /// Whether the kernel enforces the sandbox (with the network off, the most it asks); fails the
