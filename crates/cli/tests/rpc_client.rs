@@ -3,7 +3,7 @@
 //! them and reports what each returned or threw; the assertions are here.
 //!
 //! Needs Node.js (`$PI_NODE`, else `node` on `PATH`, as pi finds it) and the package
-//! (`$PI_073_PACKAGE`, else `.ci/pi-coding-agent/0.73.1` where `.ci/ensure-pi073` puts it).
+//! (`$PI_073_PACKAGE`, else `.ci/pi073/node_modules/@mariozechner/pi-coding-agent` where `.ci/ensure-pi073` installs it).
 //! Without them the test prints `skipped: …` and passes, unless `PI_REQUIRE_PI073` is set
 //! (`.ci/run` sets it and provides both), which fails it instead.
 
@@ -36,7 +36,7 @@ async fn reference(env: Env) -> Result<(PathBuf, PathBuf), String> {
     check_version(version, &node, &script).map_err(|e| e.to_string())?;
     let package = match env("PI_073_PACKAGE").filter(|p| !p.is_empty()) {
         Some(path) => PathBuf::from(path),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi-coding-agent/0.73.1"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi073/node_modules/@mariozechner/pi-coding-agent"),
     };
     let client = package.join("dist/modes/rpc/rpc-client.js");
     if !client.is_file() {
