@@ -56,6 +56,7 @@ mod model_choice;
 mod model_scope;
 mod output_limit;
 pub mod resolve;
+pub mod resources;
 mod session;
 mod system_prompt;
 mod ui;
