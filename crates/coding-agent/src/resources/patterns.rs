@@ -71,7 +71,7 @@ fn matches_exact(file: &Path, patterns: &[&str], base: &Path) -> bool {
     })
 }
 
-fn stripped<'a>(entries: &'a [String], prefix: char) -> Vec<&'a str> {
+fn stripped(entries: &[String], prefix: char) -> Vec<&str> {
     entries.iter().filter_map(|e| e.strip_prefix(prefix)).collect()
 }
 
@@ -79,7 +79,7 @@ fn stripped<'a>(entries: &'a [String], prefix: char) -> Vec<&'a str> {
 /// settings entries.
 pub(crate) fn enabled_by_overrides(file: &Path, entries: &[String], base: &Path) -> bool {
     let (excludes, includes, force_out) = (stripped(entries, '!'), stripped(entries, '+'), stripped(entries, '-'));
-    let mut enabled = !(!excludes.is_empty() && matches_any(file, &excludes, base));
+    let mut enabled = excludes.is_empty() || !matches_any(file, &excludes, base);
     if !includes.is_empty() && matches_exact(file, &includes, base) {
         enabled = true;
     }

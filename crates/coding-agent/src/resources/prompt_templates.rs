@@ -7,8 +7,8 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use super::SourceInfo;
 use super::frontmatter;
+use super::source::SourceInfo;
 
 /// A loaded prompt template.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::frontmatter;
-use super::{Diagnostic, SourceInfo};
+use super::source::{Diagnostic, SourceInfo};
 
 /// The longest name the standard allows.
 pub const MAX_NAME_LENGTH: usize = 64;

@@ -134,9 +134,9 @@ pub(crate) enum SkillDirMode {
     Agents,
 }
 
-/// pi's `collectSkillEntries`: a directory with a `SKILL.md` is one skill (not searched further);
-/// otherwise its subdirectories are searched, and in [`SkillDirMode::Pi`] the root's `.md` files
-/// are skills.
+/// pi's `collectSkillEntries` (and `loadSkillsFromDir`, which walks a `--skill` directory the
+/// same way): a directory with a `SKILL.md` is one skill (not searched further); otherwise its
+/// subdirectories are searched, and in [`SkillDirMode::Pi`] the root's `.md` files are skills.
 pub(crate) fn skill_files(dir: &Path, mode: SkillDirMode) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(dir);
     let mut out = Vec::new();
@@ -174,43 +174,6 @@ fn skill_files_in(dir: &Path, root: &Path, mode: SkillDirMode, rules: &mut Ignor
             continue;
         }
         skill_files_in(&entry.path, root, mode, rules, out);
-    }
-}
-
-/// pi's skill loading from a directory given as a path (`--skill <dir>`): like [`skill_files`]
-/// in [`SkillDirMode::Pi`] but a root `SKILL.md` ends the walk, and ignored directories still
-/// skip the `.md` files of the root.
-pub(crate) fn skill_files_of_path_dir(dir: &Path) -> Vec<PathBuf> {
-    let mut rules = IgnoreRules::new(dir);
-    let mut out = Vec::new();
-    path_dir_in(dir, true, &mut rules, &mut out);
-    out
-}
-
-fn path_dir_in(dir: &Path, root_files: bool, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>) {
-    if !dir.exists() {
-        return;
-    }
-    rules.add_dir(dir);
-    let listing = entries(dir);
-    if let Some(skill) = listing.iter().find(|e| e.name == "SKILL.md") {
-        if skill.is_file && !rules.ignores(&skill.path, false) {
-            out.push(skill.path.clone());
-            return;
-        }
-    }
-    for entry in &listing {
-        if entry.name.starts_with('.') || entry.name == "node_modules" {
-            continue;
-        }
-        if rules.ignores(&entry.path, entry.is_dir) {
-            continue;
-        }
-        if entry.is_dir {
-            path_dir_in(&entry.path, false, rules, out);
-        } else if entry.is_file && root_files && entry.name.ends_with(".md") {
-            out.push(entry.path.clone());
-        }
     }
 }
 
