@@ -99,14 +99,9 @@ pub fn parse_command_args(text: &str) -> Vec<String> {
     args
 }
 
-static POSITIONAL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\$(\d+)").unwrap_or_else(|_| unreachable_regex()));
+static POSITIONAL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\$(\d+)").expect("a constant, valid pattern"));
 static SLICE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\$\{@:(\d+)(?::(\d+))?\}").unwrap_or_else(|_| unreachable_regex()));
-
-/// A regex that matches nothing, for the impossible case that a constant pattern fails.
-fn unreachable_regex() -> Regex {
-    Regex::new(r"[^\s\S]").unwrap_or_else(|_| panic!("the empty character class compiles"))
-}
+    LazyLock::new(|| Regex::new(r"\$\{@:(\d+)(?::(\d+))?\}").expect("a constant, valid pattern"));
 
 /// Puts the arguments into a template's text, in pi's order: positional first, then slices, then
 /// `$ARGUMENTS`, then `$@` (so argument values are never substituted again… except by the later
