@@ -152,11 +152,19 @@ pub struct Args {
     #[arg(long = "no-extensions")]
     pub no_extensions: bool,
 
-    /// -ns: Disable skills discovery and loading (accepted; skills are not supported yet)
+    /// Load a skill file or directory (can be used multiple times)
+    #[arg(long = "skill", value_name = "path")]
+    pub skill: Vec<String>,
+
+    /// -ns: Disable skills discovery and loading
     #[arg(long = "no-skills")]
     pub no_skills: bool,
 
-    /// -np: Disable prompt template discovery and loading (accepted; not supported yet)
+    /// Load a prompt template file or directory (can be used multiple times)
+    #[arg(long = "prompt-template", value_name = "path")]
+    pub prompt_template: Vec<String>,
+
+    /// -np: Disable prompt template discovery and loading
     #[arg(long = "no-prompt-templates")]
     pub no_prompt_templates: bool,
 

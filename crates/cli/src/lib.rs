@@ -9,6 +9,7 @@ mod io;
 pub mod logging;
 mod model;
 pub mod modes;
+mod resources_header;
 mod sessions;
 
 pub use args::{Args, ArgsError, Mode};
@@ -26,6 +27,7 @@ use pi_ai::ModelRegistry;
 use pi_coding_agent::AgentSession;
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
+use pi_coding_agent::resources::{ResourceOptions, ResourceSettings};
 use pi_coding_agent::{App, WarnFn};
 use pi_coding_agent::{
     ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
@@ -33,6 +35,7 @@ use pi_coding_agent::{
 use pi_session_store::SessionManager;
 
 use crate::io::say;
+pub use crate::resources_header::resource_notices;
 
 /// The version `pi --version` prints.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -97,6 +100,8 @@ pub struct Prepared {
     /// Whether the interactive mode shows its start-up header (`quietStartup` hides it unless
     /// `--verbose`).
     pub show_header: bool,
+    /// `enableSkillCommands` (default on): the skills' `/skill:name` commands are listed.
+    pub skill_commands: bool,
 }
 
 /// What a program embedding `pi` adds to it or changes.
@@ -182,6 +187,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         tui_requests,
         tui_warnings,
         show_header,
+        skill_commands,
     } = prepared;
     let session = app.session().clone();
     match args.mode() {
@@ -211,7 +217,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
             crate::modes::print::run_text(&app, prompts.messages, io.stdout.clone(), io.stderr.clone()).await
         }
         Mode::Text if uses_tui(args, io) => {
-            let header = if show_header {
+            let mut header = if show_header {
                 vec![
                     format!("pi {VERSION} · {} · {}", choice, session.cwd().display()),
                     "Enter sends · Esc aborts · /help lists commands and keys".to_owned(),
@@ -219,8 +225,10 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
             } else {
                 Vec::new()
             };
+            header.extend(resource_notices(&session.resources(), show_header));
             let options = crate::modes::interactive::InteractiveOptions {
                 header,
+                skill_commands,
                 initial: prompts.messages,
                 requests: tui_requests,
                 warnings: tui_warnings,
@@ -440,7 +448,18 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         tui_requests,
         tui_warnings,
         show_header: shows_header(args, &settings),
+        skill_commands: skill_commands_enabled(&settings),
     }))
+}
+
+/// pi's `enableSkillCommands` (default on; the older `skills.enableSkillCommands` counts when
+/// the top-level key is absent).
+fn skill_commands_enabled(settings: &Settings) -> bool {
+    let raw = &settings.raw;
+    let value = raw
+        .get("enableSkillCommands")
+        .or_else(|| raw.get("skills").and_then(|s| s.get("enableSkillCommands")));
+    value.and_then(serde_json::Value::as_bool).unwrap_or(true)
 }
 
 /// Whether the interactive mode shows its start-up header: not with `quietStartup`, unless
@@ -466,6 +485,24 @@ fn tool_selection(args: &Args) -> ToolSelection {
         ToolSelection::Only(names.clone())
     } else {
         ToolSelection::Default
+    }
+}
+
+/// Where pi's skills and prompt templates are looked for: the default places, both settings
+/// files' `skills` / `prompts`, `--skill` and `--prompt-template` (`--no-skills` and
+/// `--no-prompt-templates` keep only these).
+fn resource_options(args: &Args, cwd: &Path, paths: &AgentPaths) -> ResourceOptions {
+    ResourceOptions {
+        cwd: cwd.to_path_buf(),
+        agent_dir: Some(paths.agent_dir.clone()),
+        home: std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
+        global_settings: ResourceSettings::read(&paths.settings_file()),
+        project_settings: ResourceSettings::read(&project_settings_file(cwd)),
+        skill_paths: args.skill.clone(),
+        prompt_paths: args.prompt_template.clone(),
+        no_skills: args.no_skills,
+        no_prompt_templates: args.no_prompt_templates,
+        ..ResourceOptions::default()
     }
 }
 
@@ -500,7 +537,8 @@ async fn build_session(
         .tools(tool_selection(args))
         .system_prompt(args.system_prompt.clone())
         .append_system_prompts(args.append_system_prompt.clone())
-        .context_files(!args.no_context_files);
+        .context_files(!args.no_context_files)
+        .resources(resource_options(args, cwd, paths));
     for path in &args.tool {
         builder = builder.tool_path(path);
     }

@@ -14,6 +14,7 @@ mod faults;
 mod interactive_loop;
 mod interactive_screens;
 mod pi_073;
+mod resources;
 mod retry;
 mod rpc;
 mod rpc_client;

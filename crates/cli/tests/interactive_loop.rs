@@ -410,3 +410,63 @@ async fn slash_commands_tree_fork_session_model_and_new() {
         .unwrap();
     assert_eq!(run.await.unwrap(), 0);
 }
+
+/// A prompt template and a skill command typed in the editor reach the model expanded, and
+/// `/help` lists the template and (with `skill_commands`, pi's `enableSkillCommands`) the skill.
+#[tokio::test(flavor = "multi_thread")]
+async fn templates_and_skill_commands_expand_in_the_editor() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join(".pi/prompts")).unwrap();
+    std::fs::create_dir_all(project.join(".pi/skills/hello")).unwrap();
+    std::fs::write(
+        project.join(".pi/prompts/review.md"),
+        "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $1 now.",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join(".pi/skills/hello/SKILL.md"),
+        "---\nname: hello\ndescription: Greets.\n---\nSay hello.",
+    )
+    .unwrap();
+    let resources = pi_coding_agent::resources::Resources::load(&pi_coding_agent::resources::ResourceOptions {
+        cwd: project.clone(),
+        ..Default::default()
+    });
+    let faux = FauxModel::new();
+    faux.set_responses([faux_assistant_text("Reviewed."), faux_assistant_text("Hello!")]);
+    let app = app(&project, &faux, &[]);
+    app.session().set_resources(Arc::new(resources));
+    let vt = Vt::new(100, 40);
+    let (keys, events) = mpsc::unbounded_channel();
+    let term = Terminal {
+        out: vt.clone(),
+        size: (100, 40),
+        events,
+        probe: Some(vt.probe()),
+    };
+    let looped = app.clone();
+    let run = tokio::spawn(async move { run_with_terminal(&looped, InteractiveOptions::default(), term).await });
+    let idle = |vt: &Vt| !vt.screen().contains("Working");
+
+    type_line(&keys, "/review src/main.rs");
+    wait_for("the review answer", || vt.screen().contains("Reviewed.") && idle(&vt)).await;
+    type_line(&keys, "/skill:hello Ada");
+    wait_for("the hello answer", || vt.screen().contains("Hello!") && idle(&vt)).await;
+    let sent: Vec<String> = app.user_messages().into_iter().map(|m| m.text).collect();
+    assert_eq!(sent[0], "Review src/main.rs now.");
+    assert!(sent[1].starts_with("<skill name=\"hello\""), "{}", sent[1]);
+    assert!(sent[1].ends_with("Say hello.\n</skill>\n\nAda"), "{}", sent[1]);
+
+    type_line(&keys, "/help");
+    wait_for("the help", || vt.screen().contains("/skill:hello — Greets.")).await;
+    assert!(
+        vt.screen().contains("/review <file> — Review a file"),
+        "{}",
+        vt.screen()
+    );
+
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
+        .unwrap();
+    assert_eq!(run.await.unwrap(), 0);
+}

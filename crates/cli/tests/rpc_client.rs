@@ -249,6 +249,21 @@ async fn pi_073_rpc_client_drives_every_method() {
                 {"id": "mock-other", "name": "Other Model"}]}}})
         .to_string(),
     );
+    // A template and a skill for `getCommands` (pi's fields, recorded in the conformance scenario
+    // `rpc-skills-templates`).
+    let project = sandbox.root().join("project");
+    std::fs::create_dir_all(project.join(".pi/prompts")).unwrap();
+    std::fs::create_dir_all(project.join(".pi/skills/hello")).unwrap();
+    std::fs::write(
+        project.join(".pi/prompts/review.md"),
+        "---\ndescription: Review\n---\nReview $1",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join(".pi/skills/hello/SKILL.md"),
+        "---\nname: hello\ndescription: Greets.\n---\nHi.",
+    )
+    .unwrap();
     // RpcClient starts `node` from PATH: the one this test runs.
     let mut path = std::ffi::OsString::from(node.parent().unwrap());
     path.push(":");
@@ -266,7 +281,7 @@ async fn pi_073_rpc_client_drives_every_method() {
         methods: serde_json::from_value(printed["methods"].clone()).unwrap(),
         steps: printed["steps"].as_array().unwrap().clone(),
     };
-    check_steps(&report);
+    check_steps(&report, &project);
 
     // The model saw what the client asked for: the tool call and its result, the steered and
     // followed-up messages in their own turns, no aborted answer, and the user's two `bash`
@@ -283,7 +298,7 @@ async fn pi_073_rpc_client_drives_every_method() {
 /// The answer the client aborts once its first piece arrived.
 const ABORTED: &str = "Another long answer that is aborted long before it finishes streaming, piece by piece.";
 
-fn check_steps(report: &Report) {
+fn check_steps(report: &Report, project: &std::path::Path) {
     let mut expected: Vec<&str> = CLIENT_METHODS.to_vec();
     expected.extend(["handleLine", "send", "getData"]);
     assert_eq!(report.methods, expected, "pi 0.73.1's RpcClient has other methods");
@@ -334,7 +349,7 @@ fn check_steps(report: &Report) {
         }
     }
 
-    check_state_and_models(report);
+    check_state_and_models(report, project);
     check_runs(report);
     check_sessions(report);
     assert_eq!(report.value("getStderr"), "", "nothing on stderr");
@@ -342,7 +357,7 @@ fn check_steps(report: &Report) {
     assert_eq!(report.value("stop"), &json!({"exitCode": 143, "signalCode": null}));
 }
 
-fn check_state_and_models(report: &Report) {
+fn check_state_and_models(report: &Report, project: &std::path::Path) {
     let fresh = report.value("getState: fresh");
     assert_eq!(fresh["model"]["provider"], "mock");
     assert_eq!(fresh["model"]["id"], "mock-model");
@@ -358,7 +373,18 @@ fn check_state_and_models(report: &Report) {
         assert_eq!(fresh[key], value, "{key}: {fresh}");
     }
     assert!(fresh.get("sessionName").is_none(), "{fresh}");
-    assert_eq!(report.value("getCommands"), &json!([]));
+    let base = project.join(".pi");
+    assert_eq!(
+        report.value("getCommands"),
+        &json!([
+            {"name": "review", "description": "Review", "source": "prompt", "sourceInfo": {
+                "path": project.join(".pi/prompts/review.md"), "source": "auto", "scope": "project",
+                "origin": "top-level", "baseDir": base}},
+            {"name": "skill:hello", "description": "Greets.", "source": "skill", "sourceInfo": {
+                "path": project.join(".pi/skills/hello/SKILL.md"), "source": "auto", "scope": "project",
+                "origin": "top-level", "baseDir": base}},
+        ])
+    );
     let models: Vec<&Value> = report
         .value("getAvailableModels")
         .as_array()

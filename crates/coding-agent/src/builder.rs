@@ -13,6 +13,7 @@ use crate::config::{AgentPaths, Settings};
 use crate::custom_tools::discover;
 use crate::custom_tools::{CustomTool, CustomToolFactory, FactoryError, NamedFactory, ToolApi};
 use crate::custom_tools::{CustomTools, LoadError, load_all};
+use crate::resources::{ResourceOptions, Resources, SystemPromptFiles};
 use crate::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionError, SessionOptions, SessionSettings};
 use crate::system_prompt::{
     DocsLocation, PromptParts, build_system_prompt, find_context_files, now_text, text_or_file,
@@ -129,6 +130,7 @@ pub struct SessionBuilder {
     system_prompt: Option<String>,
     append_system_prompt: Vec<String>,
     context_files: bool,
+    resources: Option<ResourceOptions>,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -162,6 +164,7 @@ impl SessionBuilder {
             system_prompt: None,
             append_system_prompt: Vec::new(),
             context_files: true,
+            resources: None,
         }
     }
 
@@ -283,6 +286,16 @@ impl SessionBuilder {
         self
     }
 
+    /// Loads pi's resources from these places: skills (listed in the system prompt, `/skill:name`),
+    /// prompt templates (`/name args`), and `SYSTEM.md` / `APPEND_SYSTEM.md` (in the project's
+    /// `.pi/`, else in `options.agent_dir`), which `--system-prompt` / `--append-system-prompt`
+    /// override. Without it none of these are read.
+    #[must_use]
+    pub fn resources(mut self, options: ResourceOptions) -> Self {
+        self.resources = Some(options);
+        self
+    }
+
     /// Builds the session: registers the tools, installs the user interface, loads the custom
     /// tools, activates the selection, and sets the key, the queue modes and the system prompt.
     pub async fn build(self) -> Result<BuiltSession, BuildError> {
@@ -333,7 +346,19 @@ impl SessionBuilder {
         if let Some(mode) = settings.follow_up_mode {
             agent.set_follow_up_mode(mode);
         }
-        let prompt = self.system_prompt_text(&session).await?;
+        let (resources, files) = match self.resources.clone() {
+            Some(options) => {
+                tokio::task::spawn_blocking(move || {
+                    let files = SystemPromptFiles::discover(&options.cwd, options.agent_dir.as_deref());
+                    (Resources::load(&options), files)
+                })
+                .await?
+            }
+            None => (Resources::default(), SystemPromptFiles::default()),
+        };
+        let resources = Arc::new(resources);
+        session.set_resources(resources.clone());
+        let prompt = self.system_prompt_text(&session, &resources, files).await?;
         agent.set_system_prompt(prompt);
         Ok(BuiltSession { session, load_errors })
     }
@@ -372,15 +397,31 @@ impl SessionBuilder {
     }
 
     /// pi's system prompt for the session's active tools (context files read off the runtime).
-    async fn system_prompt_text(&self, session: &AgentSession) -> Result<String, BuildError> {
+    async fn system_prompt_text(
+        &self,
+        session: &AgentSession,
+        resources: &Resources,
+        files: SystemPromptFiles,
+    ) -> Result<String, BuildError> {
         let tools: Vec<(String, String)> = session
             .agent()
             .tools()
             .iter()
             .map(|t| (t.name().to_owned(), t.description().to_owned()))
             .collect();
-        let custom = self.system_prompt.clone();
-        let append = self.append_system_prompt.clone();
+        // The flags win over the files: `--system-prompt` over `SYSTEM.md`, any
+        // `--append-system-prompt` over `APPEND_SYSTEM.md`.
+        let custom = (self.system_prompt.clone()).or_else(|| files.system.map(|path| path.display().to_string()));
+        let append = if self.append_system_prompt.is_empty() {
+            files
+                .append
+                .into_iter()
+                .map(|path| path.display().to_string())
+                .collect()
+        } else {
+            self.append_system_prompt.clone()
+        };
+        let skills = resources.skills.clone();
         let read_context = self.context_files;
         let cwd = self.cwd.clone();
         let global = self.paths.as_ref().map(AgentPaths::global_context_file);
@@ -404,6 +445,7 @@ impl SessionBuilder {
                 now: now_text(),
                 cwd: cwd.display().to_string(),
                 docs: DocsLocation::bundled(),
+                skills,
             })
         })
         .await?;

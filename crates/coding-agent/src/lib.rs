@@ -16,7 +16,8 @@
 //! * [`custom_tools`]: tools users add (native factories, any language over stdio, pi's
 //!   TypeScript tools on Node, MCP servers). [`config`]: where pi's files live, `settings.json`.
 //! * [`convert_to_llm`]: what the model sees of the transcript; [`build_system_prompt`]: the
-//!   system prompt.
+//!   system prompt. [`resources`]: pi's skills, prompt templates and `SYSTEM.md` /
+//!   `APPEND_SYSTEM.md`, found where pi finds them ([`SessionBuilder::resources`]).
 //!
 //! A first program — build a session, add a native tool, run one prompt, print the events — is
 //! `examples/embed.rs` (`cargo run -p pi-coding-agent --example embed`):
@@ -56,6 +57,7 @@ mod model_choice;
 mod model_scope;
 mod output_limit;
 pub mod resolve;
+pub mod resources;
 mod session;
 mod system_prompt;
 mod ui;

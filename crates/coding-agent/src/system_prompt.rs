@@ -1,9 +1,11 @@
 //! The system prompt: pi's coding-assistant prompt listing the active tools, then the project's
 //! context files (`AGENTS.md` / `CLAUDE.md` from the global agent directory and from the
-//! filesystem root down to the working directory), then the date and the working directory.
+//! filesystem root down to the working directory), then the skills (when `read` is active), then
+//! the date and the working directory.
 //!
-//! `--system-prompt` replaces the base text and `--append-system-prompt` adds to it (either may be
-//! a file's path, whose content is used); context files, date and directory are added in every case.
+//! `--system-prompt` (else `SYSTEM.md`) replaces the base text and `--append-system-prompt` (else
+//! `APPEND_SYSTEM.md`) adds to it (either may be a file's path, whose content is used); context
+//! files, skills, date and directory are added in every case.
 //! The text is pi 0.73.1's, byte for byte, except for the documentation section, which points at
 //! this program's README and `docs/` (tests compare it with prompts recorded from pi 0.73.1).
 
@@ -136,6 +138,8 @@ pub struct PromptParts<'a> {
     pub cwd: String,
     /// Where the documentation section points.
     pub docs: DocsLocation,
+    /// The skills listed for the model (only when the `read` tool is active, as in pi).
+    pub skills: Vec<crate::resources::Skill>,
 }
 
 /// Builds the system prompt the way pi 0.73.1 does: the base text (tools, guidelines, the
@@ -154,8 +158,9 @@ pub struct PromptParts<'a> {
 /// assert!(prompt.ends_with("\nCurrent date: 2026-11-23\nCurrent working directory: /work"));
 /// ```
 pub fn build_system_prompt(parts: &PromptParts<'_>) -> String {
-    let mut prompt = match &parts.custom {
-        Some(custom) => custom.clone(),
+    // An empty custom prompt (an empty `SYSTEM.md`) leaves pi's default in place.
+    let mut prompt = match parts.custom.as_deref().filter(|c| !c.is_empty()) {
+        Some(custom) => custom.to_owned(),
         None => base_prompt(&parts.tools, &parts.docs),
     };
     if let Some(append) = parts.append.as_deref().filter(|a| !a.is_empty()) {
@@ -167,6 +172,9 @@ pub fn build_system_prompt(parts: &PromptParts<'_>) -> String {
         for file in &parts.context_files {
             prompt.push_str(&format!("## {}\n\n{}\n\n", file.path.display(), file.content));
         }
+    }
+    if parts.tools.iter().any(|(name, _)| *name == "read") {
+        prompt.push_str(&crate::resources::format_for_prompt(&parts.skills));
     }
     prompt.push_str(&format!("\nCurrent date: {}", parts.now));
     prompt.push_str(&format!(
@@ -234,7 +242,8 @@ fn docs_section(docs: &DocsLocation) -> String {
          - Additional docs: {docs}\n\
          - When asked about: custom tools (docs/custom-tools.md), providers and models (docs/providers.md), sessions \
          (docs/sessions.md), RPC mode (docs/rpc.md), the command line (docs/cli.md), TUI (docs/tui.md), previews and \
-         resolve (docs/resolve.md), built-in tools (docs/tools/)\n\
+         resolve (docs/resolve.md), built-in tools (docs/tools/), skills (docs/skills.md), prompt templates \
+         (docs/prompt-templates.md)\n\
          - When working on pi topics, read the docs and examples, and follow .md cross-references before implementing\n\
          - Always read pi .md files completely and follow links to related docs (e.g., tui.md for TUI API details)",
         readme = docs.readme,
@@ -336,6 +345,7 @@ mod tests {
             now: pi_test_support::pi_recorded::RECORDED_DATE.into(),
             cwd: cwd.into(),
             docs: DocsLocation::bundled(),
+            skills: Vec::new(),
         })
     }
 
@@ -447,6 +457,10 @@ mod tests {
             "{prompt}"
         );
         assert!(Path::new(&docs.readme).is_file() && Path::new(&docs.docs).join("custom-tools.md").is_file());
+        for named in ["skills.md", "prompt-templates.md"] {
+            assert!(prompt.contains(&format!("(docs/{named})")), "{prompt}");
+            assert!(Path::new(&docs.docs).join(named).is_file(), "{named}");
+        }
         assert!(!prompt.contains("node_modules"));
     }
 

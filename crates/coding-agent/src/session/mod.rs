@@ -36,6 +36,7 @@
 //! ```
 
 mod event;
+mod expand;
 mod registry;
 
 pub use event::SessionEvent;
@@ -129,6 +130,8 @@ struct Inner {
     queued: Mutex<QueuedTexts>,
     /// The automatic retry of failed turns.
     retry: RetryState,
+    /// The skills and prompt templates user messages are expanded with.
+    resources: Mutex<Arc<crate::resources::Resources>>,
 }
 
 /// Removes its listener when passed to [`SessionSubscription::unsubscribe`].
@@ -228,6 +231,7 @@ impl AgentSession {
                 reminder_due: Mutex::new(None),
                 queued: Mutex::new(QueuedTexts::default()),
                 retry: RetryState::new(options.settings.retry),
+                resources: Mutex::new(Arc::default()),
             }
         });
         wire(&inner);
@@ -352,8 +356,15 @@ impl AgentSession {
 
     /// Sends a prompt (a text, a message, messages) and waits until the run ends — with its
     /// automatic retries when it failed with a transient error (`retry.*`, see `retry.rs`).
+    /// A user message starting with `/skill:name` or `/template` is expanded first
+    /// ([`Self::expand_message`]).
     pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
-        self.inner.agent.prompt(input).await?;
+        let PromptInput::Messages(mut messages) = input.into();
+        if let Some(first) = messages.first_mut() {
+            let message = std::mem::replace(first, AgentMessage::user(""));
+            *first = self.expand_message(message).await;
+        }
+        self.inner.agent.prompt(PromptInput::Messages(messages)).await?;
         let inner = &self.inner;
         inner
             .retry
@@ -409,7 +420,8 @@ impl AgentSession {
         self.inner.retry.set_enabled(enabled);
     }
 
-    /// Queues a steering message; a user message's text joins the `queue_update` lists.
+    /// Queues a steering message; a user message's text joins the `queue_update` lists. Expand
+    /// a typed message first with [`Self::expand_message`] (pi's `steer` does).
     pub fn steer(&self, message: impl Into<AgentMessage>) {
         let message = message.into();
         if let Some(text) = queued_text(&message) {
@@ -419,7 +431,8 @@ impl AgentSession {
         self.inner.agent.steer(message);
     }
 
-    /// Queues a follow-up message; a user message's text joins the `queue_update` lists.
+    /// Queues a follow-up message; a user message's text joins the `queue_update` lists. Expand
+    /// a typed message first with [`Self::expand_message`] (pi's `followUp` does).
     pub fn follow_up(&self, message: impl Into<AgentMessage>) {
         let message = message.into();
         if let Some(text) = queued_text(&message) {

@@ -73,6 +73,8 @@ pub struct InteractiveOptions {
     pub warnings: Option<mpsc::UnboundedReceiver<String>>,
     /// Show the session's earlier messages (a continued or resumed session).
     pub show_history: bool,
+    /// `/help` lists the skills' `/skill:name` commands (pi's `enableSkillCommands`).
+    pub skill_commands: bool,
 }
 
 impl Default for InteractiveOptions {
@@ -84,6 +86,7 @@ impl Default for InteractiveOptions {
             requests: None,
             warnings: None,
             show_history: true,
+            skill_commands: true,
         }
     }
 }
@@ -168,6 +171,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     let (run_tx, mut runs) = mpsc::unbounded_channel::<RunResult>();
     let mut requests = options.requests.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let mut warnings = options.warnings.unwrap_or_else(|| mpsc::unbounded_channel().1);
+    let skill_commands = options.skill_commands;
     let mut ticker = tokio::time::interval(Loader::INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
 
@@ -234,7 +238,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
             _ = ticker.tick(), if screen.is_running() => screen.tick(),
         }
         if let Some(action) = action
-            && !perform(action, &mut screen, app, &run_tx).await
+            && !perform(action, &mut screen, app, &run_tx, skill_commands).await
         {
             break;
         }
@@ -315,13 +319,19 @@ fn start_run(screen: &mut Screen, app: &App, messages: Vec<AgentMessage>, done: 
 }
 
 /// Carries out `action`; `false` to leave.
-async fn perform(action: Action, screen: &mut Screen, app: &App, runs: &mpsc::UnboundedSender<RunResult>) -> bool {
+async fn perform(
+    action: Action,
+    screen: &mut Screen,
+    app: &App,
+    runs: &mpsc::UnboundedSender<RunResult>,
+    skill_commands: bool,
+) -> bool {
     let session = app.session();
     match action {
         Action::Exit => return false,
         Action::Prompt(text) => start_run(screen, app, vec![AgentMessage::user(text)], runs),
-        Action::Steer(text) => session.steer(AgentMessage::user(text)),
-        Action::FollowUp(text) => session.follow_up(AgentMessage::user(text)),
+        Action::Steer(text) => session.steer(session.expand_message(AgentMessage::user(text)).await),
+        Action::FollowUp(text) => session.follow_up(session.expand_message(AgentMessage::user(text)).await),
         Action::RestoreQueued => {
             let queued = session.clear_queues();
             let texts = queued.iter().filter_map(AgentMessage::as_user);
@@ -347,7 +357,7 @@ async fn perform(action: Action, screen: &mut Screen, app: &App, runs: &mpsc::Un
             screen.transcript_mut().user_resolution(verb, &reason, result, is_error);
             refresh(screen, app);
         }
-        Action::Command(command) => command_action(command, screen, app).await,
+        Action::Command(command) => command_action(command, screen, app, skill_commands).await,
         Action::Pick { kind, id } => picked(kind, &id, screen, app).await,
     }
     true
@@ -364,7 +374,7 @@ fn busy(screen: &mut Screen) -> bool {
     screen.is_running()
 }
 
-async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
+async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App, skill_commands: bool) {
     match command {
         SlashCommand::Compact(instructions) => {
             let messages = app.with_store(|store| {
@@ -496,6 +506,7 @@ async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
             for (name, help) in COMMANDS {
                 text.push_str(&format!("\n  {name:<10} {help}"));
             }
+            text.push_str(&resource_commands(&app.session().resources(), skill_commands));
             text.push_str(
                 "\nKeys: enter send (steer while running) · alt+enter follow-up · alt+up restore queued · esc abort · alt+y / alt+n apply / discard the pending preview · ctrl+o expand · ctrl+c twice or ctrl+d exit",
             );
@@ -504,6 +515,26 @@ async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
         // Handled by the screen itself.
         SlashCommand::Quit | SlashCommand::Apply(_) | SlashCommand::Discard(_) => {}
     }
+}
+
+/// The prompt templates (`/name [hint] description`) and, when `skill_commands`, the skills'
+/// `/skill:name` commands, for `/help`.
+fn resource_commands(resources: &pi_coding_agent::resources::Resources, skill_commands: bool) -> String {
+    let mut text = String::new();
+    for template in &resources.prompts {
+        let hint = template
+            .argument_hint
+            .as_deref()
+            .map(|h| format!(" {h}"))
+            .unwrap_or_default();
+        text.push_str(&format!("\n  /{}{hint} — {}", template.name, template.description));
+    }
+    if skill_commands {
+        for skill in &resources.skills {
+            text.push_str(&format!("\n  /skill:{} — {}", skill.name, skill.description));
+        }
+    }
+    text
 }
 
 async fn picked(kind: PickerKind, id: &str, screen: &mut Screen, app: &App) {

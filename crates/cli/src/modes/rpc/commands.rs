@@ -66,10 +66,10 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
     let kind = command.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
     let reply = match kind.as_str() {
         "prompt" => {
-            prompt(rpc, &command, id.as_ref());
+            prompt(rpc, &command, id.as_ref()).await;
             return;
         }
-        "steer" | "follow_up" => queue(rpc, &kind, &command),
+        "steer" | "follow_up" => queue(rpc, &kind, &command).await,
         "abort" => {
             rpc.app.session().abort().await;
             Ok(None)
@@ -123,7 +123,7 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
         "get_tree" => Ok(Some(rpc.app.tree_json())),
         "get_last_assistant_text" => Ok(Some(last_assistant_text(rpc))),
         "set_session_name" => set_session_name(rpc, &command),
-        "get_commands" => Ok(Some(json!({"commands": []}))),
+        "get_commands" => Ok(Some(commands(rpc))),
         "compact" => {
             // In the background, so that `abort_compaction` (or `abort`) can reach it.
             let (task_rpc, task_id) = (rpc.clone(), id.clone());
@@ -160,7 +160,7 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
 
 /// `prompt`: queued (steer / follow-up) while a run is active, else answered at once and run in
 /// the background, so its events follow the response.
-fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
+async fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
     let message = match user_message(command) {
         Ok(message) => message,
         Err(error) => return rpc.respond("prompt", id, Err(error)),
@@ -169,11 +169,11 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
     if rpc.running.load(Ordering::SeqCst) {
         let reply = match command.get("streamingBehavior").and_then(Value::as_str) {
             Some("steer") => {
-                session.steer(message);
+                session.steer(session.expand_message(message).await);
                 Ok(None)
             }
             Some("followUp") => {
-                session.follow_up(message);
+                session.follow_up(session.expand_message(message).await);
                 Ok(None)
             }
             _ => Err(
@@ -202,6 +202,19 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
     let mut runs = rpc.runs.lock().unwrap_or_else(|p| p.into_inner());
     runs.retain(|handle| !handle.is_finished());
     runs.push(run);
+}
+
+/// `get_commands`: the prompt templates, then the skills as `skill:<name>`, with pi's fields
+/// (extension commands come first in pi; there are none here yet).
+fn commands(rpc: &Rpc) -> Value {
+    let resources = rpc.app.session().resources();
+    let templates = resources.prompts.iter().map(
+        |t| json!({"name": t.name, "description": t.description, "source": "prompt", "sourceInfo": t.source_info}),
+    );
+    let skills = resources.skills.iter().map(|s| {
+        json!({"name": format!("skill:{}", s.name), "description": s.description, "source": "skill", "sourceInfo": s.source_info})
+    });
+    json!({"commands": templates.chain(skills).collect::<Vec<_>>()})
 }
 
 /// `set_auto_retry {enabled}`: turns the automatic retry on or off and saves it
@@ -235,8 +248,8 @@ fn set_session_name(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     Ok(None)
 }
 
-fn queue(rpc: &Rpc, kind: &str, command: &Map<String, Value>) -> Reply {
-    let message = user_message(command)?;
+async fn queue(rpc: &Rpc, kind: &str, command: &Map<String, Value>) -> Reply {
+    let message = rpc.app.session().expand_message(user_message(command)?).await;
     if kind == "steer" {
         rpc.app.session().steer(message);
     } else {

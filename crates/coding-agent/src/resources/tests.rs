@@ -1,0 +1,332 @@
+use super::*;
+
+struct Sandbox {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    agent: PathBuf,
+    cwd: PathBuf,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = walk::canonical(dir.path());
+        let home = root.join("home");
+        let agent = home.join(".pi/agent");
+        let cwd = root.join("repo/project");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(&cwd).unwrap();
+        std::fs::create_dir_all(root.join("repo/.git")).unwrap();
+        Sandbox {
+            _dir: dir,
+            home,
+            agent,
+            cwd,
+        }
+    }
+
+    fn write(&self, path: &Path, text: &str) -> PathBuf {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        path.to_path_buf()
+    }
+
+    fn skill(&self, dir: &Path, name: &str, description: &str) -> PathBuf {
+        self.write(
+            &dir.join(name).join("SKILL.md"),
+            &format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
+        )
+    }
+
+    fn options(&self) -> ResourceOptions {
+        ResourceOptions {
+            cwd: self.cwd.clone(),
+            agent_dir: Some(self.agent.clone()),
+            home: Some(self.home.clone()),
+            ..ResourceOptions::default()
+        }
+    }
+}
+
+fn skill_names(resources: &Resources) -> Vec<(&str, &str)> {
+    resources
+        .skills
+        .iter()
+        .map(|s| (s.name.as_str(), s.description.as_str()))
+        .collect()
+}
+
+#[test]
+fn skills_come_from_pis_locations_project_first() {
+    let s = Sandbox::new();
+    s.skill(&s.agent.join("skills"), "global", "g");
+    s.write(
+        &s.agent.join("skills/loose.md"),
+        "---\ndescription: a root .md file\n---\n",
+    );
+    s.skill(&s.home.join(".agents/skills"), "agents-home", "h");
+    s.write(&s.home.join(".agents/skills/ignored.md"), "---\ndescription: x\n---\n");
+    s.skill(&s.cwd.join(".pi/skills"), "project", "p");
+    s.skill(&s.cwd.join(".agents/skills"), "agents-cwd", "c");
+    s.skill(&s.cwd.join("../.agents/skills"), "agents-repo", "r");
+    s.skill(
+        &s.cwd.join("../../.agents/skills"),
+        "above-repo",
+        "not read: above the git root",
+    );
+    let resources = Resources::load(&s.options());
+    assert_eq!(
+        skill_names(&resources),
+        [
+            ("project", "p"),
+            ("agents-cwd", "c"),
+            ("agents-repo", "r"),
+            ("global", "g"),
+            // A root `.md` of pi's own skill directory: named after the directory it is in.
+            ("skills", "a root .md file"),
+            ("agents-home", "h"),
+        ]
+    );
+    let sources: Vec<(&str, &str, Option<&Path>)> = resources
+        .skills
+        .iter()
+        .map(|s| {
+            let m = &s.source_info.metadata;
+            (m.source.as_str(), m.scope.as_str(), m.base_dir.as_deref())
+        })
+        .collect();
+    assert_eq!(sources[0], ("auto", "project", Some(s.cwd.join(".pi").as_path())));
+    assert_eq!(sources[3], ("auto", "user", Some(s.agent.as_path())));
+    assert_eq!(
+        resources
+            .skill_diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect::<Vec<_>>(),
+        Vec::<&str>::new()
+    );
+}
+
+#[test]
+fn a_name_collision_keeps_the_first_and_reports_the_second() {
+    let s = Sandbox::new();
+    let global = s.skill(&s.agent.join("skills"), "dup", "global");
+    let project = s.skill(&s.cwd.join(".pi/skills"), "dup", "project");
+    let resources = Resources::load(&s.options());
+    assert_eq!(skill_names(&resources), [("dup", "project")]);
+    let [diagnostic] = resources.skill_diagnostics.as_slice() else {
+        panic!("{:?}", resources.skill_diagnostics)
+    };
+    assert_eq!(diagnostic.kind, DiagnosticKind::Collision);
+    assert_eq!(diagnostic.message, "name \"dup\" collision");
+    let collision = diagnostic.collision.as_ref().unwrap();
+    assert_eq!((&collision.winner_path, &collision.loser_path), (&project, &global));
+}
+
+#[test]
+fn no_skills_keeps_only_the_command_lines_paths() {
+    let s = Sandbox::new();
+    s.skill(&s.agent.join("skills"), "global", "g");
+    let extra = s.skill(&s.cwd.join("extra"), "extra", "e");
+    let mut options = s.options();
+    options.no_skills = true;
+    assert!(Resources::load(&options).skills.is_empty());
+    options.skill_paths = vec!["extra".into(), "missing".into(), "extra/extra/SKILL.md".into()];
+    let resources = Resources::load(&options);
+    assert_eq!(skill_names(&resources), [("extra", "e")]);
+    assert_eq!(resources.skills[0].source_info.metadata.scope, "temporary");
+    assert_eq!(resources.skills[0].source_info.metadata.source, "local");
+    assert_eq!(resources.skills[0].file_path, extra);
+    let [missing] = resources.skill_diagnostics.as_slice() else {
+        panic!("{:?}", resources.skill_diagnostics)
+    };
+    assert_eq!(missing.message, "skill path does not exist");
+    assert_eq!(missing.path.as_deref(), Some(s.cwd.join("missing").as_path()));
+}
+
+#[test]
+fn settings_entries_add_and_exclude() {
+    let s = Sandbox::new();
+    s.skill(&s.home.join("claude-skills"), "from-settings", "s");
+    s.skill(&s.agent.join("skills"), "unwanted", "u");
+    s.skill(&s.agent.join("skills"), "wanted", "w");
+    let mut options = s.options();
+    options.global_settings.skills = vec!["~/claude-skills".into(), "!unwanted".into()];
+    let resources = Resources::load(&options);
+    assert_eq!(skill_names(&resources), [("from-settings", "s"), ("wanted", "w")]);
+    assert_eq!(resources.skills[0].source_info.metadata.source, "local");
+    assert_eq!(resources.skills[0].source_info.metadata.base_dir, None);
+}
+
+#[test]
+fn prompt_templates_project_first_then_global_then_the_command_line() {
+    let s = Sandbox::new();
+    s.write(&s.agent.join("prompts/review.md"), "global review");
+    s.write(&s.agent.join("prompts/fix.md"), "---\ndescription: Fix it\n---\nFix $1");
+    s.write(&s.cwd.join(".pi/prompts/review.md"), "project review $@");
+    s.write(&s.cwd.join(".pi/prompts/sub/deep.md"), "not read: prompts/ is flat");
+    s.write(&s.cwd.join("one.md"), "one");
+    let mut options = s.options();
+    options.prompt_paths = vec!["one.md".into()];
+    let resources = Resources::load(&options);
+    let names: Vec<&str> = resources.prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["review", "fix", "one"]);
+    assert_eq!(resources.prompts[0].content, "project review $@");
+    assert_eq!(
+        resources
+            .prompt_diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect::<Vec<_>>(),
+        ["name \"/review\" collision"]
+    );
+    assert_eq!(resources.expand("/fix a.rs now").unwrap(), "Fix a.rs");
+    assert_eq!(resources.expand("/review x \"y z\"").unwrap(), "project review x y z");
+    assert_eq!(resources.expand("/unknown x").unwrap(), "/unknown x");
+    options.no_prompt_templates = true;
+    let names: Vec<String> = Resources::load(&options).prompts.into_iter().map(|p| p.name).collect();
+    assert_eq!(names, ["one"]);
+}
+
+#[test]
+fn a_skill_command_expands_then_counts_as_a_template_too() {
+    let s = Sandbox::new();
+    let file = s.skill(&s.cwd.join(".pi/skills"), "hello", "Greets");
+    let resources = Resources::load(&s.options());
+    let expanded = resources.expand("/skill:hello Ada").unwrap();
+    assert!(
+        expanded.starts_with(&format!("<skill name=\"hello\" location=\"{}\">", file.display())),
+        "{expanded}"
+    );
+    assert!(expanded.ends_with("# hello\n</skill>\n\nAda"), "{expanded}");
+}
+
+#[test]
+fn source_info_serializes_as_pis_json() {
+    let info = SourceInfo {
+        path: "/p/.pi/prompts/a.md".into(),
+        metadata: Metadata::new("auto", "project", Some("/p/.pi".into())),
+    };
+    assert_eq!(
+        serde_json::to_string(&info).unwrap(),
+        r#"{"path":"/p/.pi/prompts/a.md","source":"auto","scope":"project","origin":"top-level","baseDir":"/p/.pi"}"#
+    );
+    let info = SourceInfo {
+        metadata: Metadata::new("local", "user", None),
+        ..info
+    };
+    assert!(!serde_json::to_string(&info).unwrap().contains("baseDir"));
+}
+
+/// One sandbox with every location, a collision, a settings entry and an exclusion; the lists
+/// are pi 0.73.1's `DefaultResourceLoader` answer for the same files (recorded with Node 20).
+#[test]
+fn everything_at_once_as_pi_0_73_1_loads_it() {
+    let s = Sandbox::new();
+    s.skill(&s.agent.join("skills"), "global", "g");
+    s.write(
+        &s.agent.join("skills/loose.md"),
+        "---\ndescription: a root .md file\n---\n",
+    );
+    s.skill(&s.home.join(".agents/skills"), "agents-home", "h");
+    s.write(&s.home.join(".agents/skills/ignored.md"), "---\ndescription: x\n---\n");
+    s.skill(&s.cwd.join(".pi/skills"), "project", "p");
+    s.skill(&s.cwd.join(".agents/skills"), "agents-cwd", "c");
+    s.skill(&s.cwd.join("../.agents/skills"), "agents-repo", "r");
+    s.skill(&s.cwd.join("../../.agents/skills"), "above-repo", "x");
+    s.skill(&s.agent.join("skills"), "dup", "global");
+    s.skill(&s.cwd.join(".pi/skills"), "dup", "project");
+    s.skill(&s.home.join("claude-skills"), "from-settings", "s");
+    s.skill(&s.agent.join("skills"), "unwanted", "u");
+    s.write(&s.agent.join("prompts/review.md"), "global review");
+    s.write(&s.agent.join("prompts/fix.md"), "---\ndescription: Fix it\n---\nFix $1");
+    s.write(&s.cwd.join(".pi/prompts/review.md"), "project review $@");
+    s.write(&s.cwd.join(".pi/prompts/sub/deep.md"), "x");
+    s.write(&s.cwd.join("one.md"), "one");
+    let mut options = s.options();
+    options.global_settings.skills = vec!["~/claude-skills".into(), "!unwanted".into()];
+    options.prompt_paths = vec![s.cwd.join("one.md").display().to_string()];
+    let resources = Resources::load(&options);
+    let root = s.home.parent().unwrap().display().to_string();
+    let rel = |p: Option<&Path>| p.map(|p| p.display().to_string().replace(&root, "<root>"));
+    let skills: Vec<(String, String, String, String, Option<String>)> = resources
+        .skills
+        .iter()
+        .map(|k| {
+            let m = &k.source_info.metadata;
+            (
+                k.name.clone(),
+                k.description.clone(),
+                m.source.clone(),
+                m.scope.clone(),
+                rel(m.base_dir.as_deref()),
+            )
+        })
+        .collect();
+    let row = |n: &str, d: &str, src: &str, scope: &str, base: Option<&str>| {
+        (
+            n.to_owned(),
+            d.to_owned(),
+            src.to_owned(),
+            scope.to_owned(),
+            base.map(str::to_owned),
+        )
+    };
+    assert_eq!(
+        skills,
+        [
+            row("dup", "project", "auto", "project", Some("<root>/repo/project/.pi")),
+            row("project", "p", "auto", "project", Some("<root>/repo/project/.pi")),
+            row("agents-cwd", "c", "auto", "project", Some("<root>/repo/project/.pi")),
+            row("agents-repo", "r", "auto", "project", Some("<root>/repo/project/.pi")),
+            row("from-settings", "s", "local", "user", None),
+            row("global", "g", "auto", "user", Some("<root>/home/.pi/agent")),
+            row(
+                "skills",
+                "a root .md file",
+                "auto",
+                "user",
+                Some("<root>/home/.pi/agent")
+            ),
+            row("agents-home", "h", "auto", "user", Some("<root>/home/.pi/agent")),
+        ]
+    );
+    let diagnostics: Vec<(DiagnosticKind, &str, Option<String>)> = resources
+        .skill_diagnostics
+        .iter()
+        .map(|d| (d.kind, d.message.as_str(), rel(d.path.as_deref())))
+        .collect();
+    assert_eq!(
+        diagnostics,
+        [(
+            DiagnosticKind::Collision,
+            "name \"dup\" collision",
+            Some("<root>/home/.pi/agent/skills/dup/SKILL.md".to_owned())
+        )]
+    );
+    let prompts: Vec<(&str, &str, &str, Option<String>)> = resources
+        .prompts
+        .iter()
+        .map(|p| {
+            let m = &p.source_info.metadata;
+            (
+                p.name.as_str(),
+                m.source.as_str(),
+                m.scope.as_str(),
+                rel(m.base_dir.as_deref()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            ("review", "auto", "project", Some("<root>/repo/project/.pi".to_owned())),
+            ("fix", "auto", "user", Some("<root>/home/.pi/agent".to_owned())),
+            ("one", "local", "temporary", Some("<root>/repo/project".to_owned())),
+        ]
+    );
+    assert_eq!(
+        resources.prompt_diagnostics[0].path.as_deref().map(|p| rel(Some(p))),
+        Some(Some("<root>/home/.pi/agent/prompts/review.md".to_owned()))
+    );
+}
