@@ -173,6 +173,7 @@ fn chaining_extensions(dir: &Path) -> Vec<PathBuf> {
         r#"import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 export default function (pi: ExtensionAPI) {
   pi.on("tool_call", (event) => {
+    if (event.input.command === "throw") throw new Error("a cannot decide");
     if (event.toolName === "bash") event.input.command = `set -e; ${event.input.command}`;
     if (event.input.command?.includes("rm -rf")) return { block: true, reason: "a blocks rm -rf" };
   });
@@ -189,6 +190,7 @@ export default function (pi: ExtensionAPI) {
   pi.on("before_provider_request", (event) => ({ ...event.payload, a: true }));
   pi.on("message_end", (event) => ({ message: { ...event.message, content: event.message.content + " a" } }));
   pi.on("session_before_switch", () => ({ cancel: false }));
+  pi.on("resources_discover", () => { throw new Error("a failed in resources_discover"); });
   pi.on("resources_discover", () => ({ skillPaths: ["/skills/a"] }));
 }
 "#,
@@ -343,6 +345,13 @@ async fn event_results_chain_in_registration_order_by_the_contracts_rules() {
         r,
         json!({"skillPaths": ["/skills/a", "/skills/b"], "promptPaths": ["/prompts/b"]})
     );
+    // ... and a handler that throws there is reported while the chain goes on.
+    assert_eq!(
+        host.sent_of("extension.error"),
+        [
+            json!({"extension": entries[0].display().to_string(), "event": "resources_discover", "message": "a failed in resources_discover"})
+        ]
+    );
     // An event nobody listens to: null.
     let r = host
         .call(
@@ -351,12 +360,24 @@ async fn event_results_chain_in_registration_order_by_the_contracts_rules() {
         )
         .await;
     assert_eq!(r, Value::Null);
-    // A handler that throws: an error naming its extension.
-    let error = host
-        .call_err("event", event(json!({"type": "agent_end", "messages": []})))
+    // Another event's handler that throws: reported, the event answered.
+    let r = host
+        .call("event", event(json!({"type": "agent_end", "messages": []})))
         .await;
-    assert_eq!(error["message"], "b failed in agent_end");
-    assert_eq!(error["data"]["extension"], entries[1].display().to_string());
+    assert_eq!(r, Value::Null);
+    assert_eq!(
+        host.sent_of("extension.error")[1],
+        json!({"extension": entries[1].display().to_string(), "event": "agent_end", "message": "b failed in agent_end"})
+    );
+    // A tool_call handler that throws ends the event, as in pi: an error naming its extension.
+    let error = host
+        .call_err(
+            "event",
+            event(json!({"type": "tool_call", "toolCallId": "t4", "toolName": "bash", "input": {"command": "throw"}})),
+        )
+        .await;
+    assert_eq!(error["message"], "a cannot decide");
+    assert_eq!(error["data"]["extension"], entries[0].display().to_string());
     host.shutdown().await;
 }
 

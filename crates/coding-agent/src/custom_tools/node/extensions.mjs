@@ -485,7 +485,19 @@ function startExtensionHost(entryPaths) {
     const signal = ctxSnapshot.isIdle === false || type === "tool_call" || type === "tool_result" ? controller.signal : undefined;
     let systemPrompt = event.systemPrompt ?? ctxSnapshot.systemPrompt ?? "";
     const ctx = makeContext(ctxSnapshot, signal, () => systemPrompt);
-    const run = (h) => call(h.extension, () => h.handler(event, ctx));
+    // As in pi: a `tool_call` handler that throws ends the event (the answer is the error, naming
+    // the extension); any other handler's throw is reported (`extension.error`) and the chain goes
+    // on without its result.
+    const run = async (h) => {
+      if (type === "tool_call") return call(h.extension, () => h.handler(event, ctx));
+      try {
+        return await h.handler(event, ctx);
+      } catch (error) {
+        console.error(`pi extension host: ${h.extension.path}: ${type} handler failed:`, error);
+        notify("extension.error", { extension: h.extension.path, event: type, message: messageOf(error) });
+        return undefined;
+      }
+    };
     switch (type) {
       case "tool_call": {
         const before = JSON.stringify(event.input ?? null);
