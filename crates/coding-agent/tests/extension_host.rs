@@ -871,6 +871,71 @@ export default function (pi: ExtensionAPI) {
     host.shutdown().await;
 }
 
+/// What the probe extension computes with the shims; the same code run on pi 0.73.1's own
+/// `@mariozechner/pi-tui` and `@mariozechner/pi-coding-agent` gave `PI_0_73_1_ANSWERS`.
+const SHIM_PROBE: &str = r##"import * as tui from "@mariozechner/pi-tui";
+import * as ca from "@mariozechner/pi-coding-agent";
+const plainTheme = Object.fromEntries(["heading", "link", "linkUrl", "code", "codeBlock", "codeBlockBorder", "quote", "quoteBorder", "hr", "listBullet", "bold", "italic", "underline", "strikethrough"].map((n) => [n, (s) => s]));
+export default function (pi) {
+  pi.registerCommand("probe", {
+    handler: async (_args, ctx) => {
+      const t = tui, c = ca;
+      const out = {
+        width: ["héllo", "日本語", "emoji 😀", "\x1b[31mred\x1b[0m", "tab\tx"].map((s) => t.visibleWidth(s)),
+        truncate: [["hello world", 8], ["日本語テキスト", 5], ["\x1b[31mred text\x1b[0m", 5], ["hello", 2], ["abc", 3]].map(([s, w]) => t.truncateToWidth(s, w)),
+        truncatePad: t.truncateToWidth("ab", 5, "…", true),
+        wrap: t.wrapTextWithAnsi("the quick brown fox jumps over the lazy dog", 10),
+        text: new t.Text("hello world", 1, 1).render(8),
+        keys: ["\r", "\x1b", "\x1b[A", "\x03", "A", "\x1b[97;5u", "\x1b[1;5A", "\x1bx"].map((k) => t.parseKey(k) ?? null),
+        matches: [["\x03", "ctrl+c"], ["A", "shift+a"], ["A", "a"], ["\x1b[Z", "shift+tab"], ["\r", "return"], ["\x1b", "esc"]].map(([k, id]) => t.matchesKey(k, id)),
+        release: [t.isKeyRelease("\x1b[97;1:3u"), t.isKeyRelease("a")],
+        keyIds: [t.Key.ctrl("c"), t.Key.ctrlShift("p"), t.Key.enter, t.Key.pageUp],
+        fuzzy: t.fuzzyFilter(["apple", "banana", "grape", "pineapple"], "ap", (x) => x),
+        markdown: new t.Markdown("# Title\n\n- one\n- two\n\n```\ncode\n```", 0, 0, plainTheme).render(20),
+        sizes: [100, 2048, 3 * 1024 * 1024].map((n) => c.formatSize(n)),
+        head: (({ content, truncated, truncatedBy, outputLines, totalLines }) => ({ content, truncated, truncatedBy, outputLines, totalLines }))(c.truncateHead("a\nb\nc\nd", { maxLines: 2 })),
+        tail: (({ content, lastLinePartial, truncatedBy }) => ({ content, lastLinePartial, truncatedBy }))(c.truncateTail("x\n" + "y".repeat(20), { maxBytes: 8 })),
+        line: c.truncateLine("z".repeat(12), 5),
+        limits: [c.DEFAULT_MAX_BYTES, c.DEFAULT_MAX_LINES],
+        frontmatter: c.parseFrontmatter("---\nname: scout\ndescription: Fast recon\ntools: read, grep\n---\n\nYou are a scout.\n"),
+        serialized: c.serializeConversation(c.convertToLlm([
+          { role: "user", content: "hi", timestamp: 1 },
+          { role: "assistant", content: [{ type: "text", text: "ok" }, { type: "toolCall", id: "1", name: "ls", arguments: { path: "." } }], timestamp: 2 },
+          { role: "custom", customType: "n", content: "note", display: true, timestamp: 3 },
+        ])),
+        isCall: c.isToolCallEventType("bash", { toolName: "bash" }),
+      };
+      ctx.ui.notify(JSON.stringify(out));
+    },
+  });
+}
+"##;
+
+/// The probe's answers from pi 0.73.1's own packages (recorded with Node 20 from the npm package).
+const PI_0_73_1_ANSWERS: &str = r##"{"width":[5,6,8,3,7],"truncate":["hello\u001b[0m...\u001b[0m","日\u001b[0m...\u001b[0m","\u001b[31mre\u001b[0m...\u001b[0m","\u001b[0m..\u001b[0m","abc"],"truncatePad":"ab   ","wrap":["the quick","brown fox","jumps over","the lazy","dog"],"text":["        "," hello  "," world  ","        "],"keys":["enter","escape","up","ctrl+c","A","ctrl+a","ctrl+up","alt+x"],"matches":[true,true,false,true,true,true],"release":[true,false],"keyIds":["ctrl+c","ctrl+shift+p","enter","pageUp"],"fuzzy":["apple","grape","pineapple"],"markdown":["Title               ","                    ","- one               ","- two               ","                    ","```                 ","  code              ","```                 "],"sizes":["100B","2.0KB","3.0MB"],"head":{"content":"a\nb","truncated":true,"truncatedBy":"lines","outputLines":2,"totalLines":4},"tail":{"content":"yyyyyyyy","lastLinePartial":true,"truncatedBy":"bytes"},"line":{"text":"zzzzz... [truncated]","wasTruncated":true},"limits":[51200,2000],"frontmatter":{"frontmatter":{"name":"scout","description":"Fast recon","tools":"read, grep"},"body":"You are a scout."},"serialized":"[User]: hi\n\n[Assistant]: ok\n\n[Assistant tool calls]: ls(path=\".\")\n\n[User]: note","isCall":true}"##;
+
+#[tokio::test]
+async fn the_shims_answer_as_pi_0_73_1s_own_packages() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = write(dir.path(), "probe.mjs", SHIM_PROBE);
+    let Some(mut host) = ExtHost::start(std::slice::from_ref(&entry), dir.path()).await else {
+        return;
+    };
+    host.initialize(dir.path()).await;
+    host.call(
+        "command",
+        json!({"name": "probe", "args": "", "context": context(dir.path(), json!({}))}),
+    )
+    .await;
+    let notified = host.sent_of("ui.notify");
+    let ours: Value = serde_json::from_str(notified[0]["message"].as_str().unwrap()).unwrap();
+    let pis: Value = serde_json::from_str(PI_0_73_1_ANSWERS).unwrap();
+    for (key, expected) in pis.as_object().unwrap() {
+        assert_eq!(&ours[key], expected, "{key}");
+    }
+    host.shutdown().await;
+}
+
 // --- pi 0.73.1's shipped extensions ---------------------------------------------------------
 
 /// The environment variable naming pi 0.73.1's npm package directory

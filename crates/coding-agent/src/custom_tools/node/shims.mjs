@@ -148,22 +148,25 @@ function yamlScalar(raw) {
   return text;
 }
 
-/** pi's `parseFrontmatter`: the YAML front matter of `content` (`---` lines around it; keys with
- *  scalars, inline lists, `- item` lists and `|` / `>` blocks) and the body after it. */
+/** pi's `parseFrontmatter`: the YAML front matter of `content` (between a leading `---` and the
+ *  next line starting with `---`; keys with scalars, inline lists, `- item` lists and `|` / `>`
+ *  blocks) and the body after it, trimmed. */
 function parseFrontmatter(content) {
-  const text = String(content ?? "").replace(/^\uFEFF/, "").replace(/\r\n/g, "\n");
-  const match = /^---\n([\s\S]*?)\n---(?:\n|$)/.exec(text);
-  if (!match) return { frontmatter: {}, body: text };
+  const text = String(content ?? "").replace(/\r\n?/g, "\n");
+  const end = text.startsWith("---") ? text.indexOf("\n---", 3) : -1;
+  if (end < 0) return { frontmatter: {}, body: text };
   const frontmatter = {};
-  const lines = match[1].split("\n");
+  const lines = text.slice(4, end).split("\n");
   for (let i = 0; i < lines.length; i++) {
     const entry = /^([A-Za-z0-9_-]+):\s*(.*)$/.exec(lines[i]);
     if (!entry) continue;
     const [, key, rest] = entry;
-    if (rest === "|" || rest === ">" || rest === "|-" || rest === ">-") {
+    if (/^[|>][-+]?$/.test(rest)) {
       const block = [];
       while (i + 1 < lines.length && (/^\s+/.test(lines[i + 1]) || lines[i + 1] === "")) block.push(lines[++i].replace(/^\s{2}/, ""));
-      frontmatter[key] = rest.startsWith("|") ? block.join("\n") : block.join(" ").trim();
+      while (block.length > 0 && block.at(-1) === "") block.pop();
+      const joined = rest.startsWith("|") ? block.join("\n") : block.join(" ").trim();
+      frontmatter[key] = rest.endsWith("-") ? joined : joined + "\n";
     } else if (rest === "") {
       const items = [];
       while (i + 1 < lines.length && /^\s*-\s+/.test(lines[i + 1])) items.push(yamlScalar(lines[++i].replace(/^\s*-\s+/, "")));
@@ -172,7 +175,7 @@ function parseFrontmatter(content) {
       frontmatter[key] = yamlScalar(rest);
     }
   }
-  return { frontmatter, body: text.slice(match[0].length) };
+  return { frontmatter, body: text.slice(end + 4).trim() };
 }
 
 /** pi's `stripFrontmatter`: the body without its front matter. */
@@ -268,20 +271,43 @@ function serializeConversation(messages) {
   return parts.join("\n\n");
 }
 
-/** pi's `estimateTokens`: about four characters a token. */
-function estimateTokens(message) {
-  const content = message?.content;
+/** The characters of text blocks (and 4800 for each image) of `content`. */
+function contentChars(content) {
+  if (typeof content === "string") return content.length;
   let chars = 0;
-  if (typeof content === "string") chars = content.length;
-  else {
-    for (const block of content ?? []) {
-      if (block.type === "text") chars += block.text.length;
-      else if (block.type === "thinking") chars += block.thinking.length;
-      else if (block.type === "toolCall") chars += block.name.length + JSON.stringify(block.arguments ?? {}).length;
-      else if (block.type === "image") chars += 4800;
-    }
+  for (const block of content ?? []) {
+    if (block?.type === "text" && block.text) chars += block.text.length;
+    if (block?.type === "image") chars += 4800;
   }
-  if (typeof message?.summary === "string") chars += message.summary.length;
+  return chars;
+}
+
+/** pi's `estimateTokens`: about four characters a token, counted per message role. */
+function estimateTokens(message) {
+  let chars = 0;
+  switch (message?.role) {
+    case "user":
+    case "custom":
+    case "toolResult":
+      chars = contentChars(message.content);
+      break;
+    case "assistant":
+      for (const block of message.content ?? []) {
+        if (block.type === "text") chars += block.text.length;
+        else if (block.type === "thinking") chars += block.thinking.length;
+        else if (block.type === "toolCall") chars += block.name.length + JSON.stringify(block.arguments).length;
+      }
+      break;
+    case "bashExecution":
+      chars = String(message.command ?? "").length + String(message.output ?? "").length;
+      break;
+    case "branchSummary":
+    case "compactionSummary":
+      chars = String(message.summary ?? "").length;
+      break;
+    default:
+      return 0;
+  }
   return Math.ceil(chars / 4);
 }
 
@@ -501,13 +527,13 @@ const BUILTIN_TOOLS = {
               description: "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call.",
             }),
             newText: Type.String({ description: "Replacement text for this targeted edit." }),
-          }),
+          }, { additionalProperties: false }),
           {
             description:
               "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
           },
         ),
-      }),
+      }, { additionalProperties: false }),
   },
   write: {
     label: "write",

@@ -19,6 +19,7 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
  *  East Asian characters and emoji, 1 otherwise. */
 function graphemeWidth(grapheme) {
   const cp = grapheme.codePointAt(0) ?? 0;
+  if (cp === 9) return 3;
   if (cp === 0 || (cp < 32 && cp !== 9) || (cp >= 0x7f && cp < 0xa0)) return 0;
   if (/^\p{Mark}+$/u.test(grapheme) || cp === 0x200b || cp === 0x200d || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
   if (/\p{Extended_Pictographic}/u.test(grapheme) && (cp >= 0x1f000 || grapheme.includes("\ufe0f"))) return 2;
@@ -42,7 +43,7 @@ function graphemeWidth(grapheme) {
  *  tab three). */
 function visibleWidth(text) {
   let width = 0;
-  for (const { segment } of graphemes.segment(String(text ?? "").replace(ANSI, "").replace(/\t/g, "   "))) {
+  for (const { segment } of graphemes.segment(String(text ?? "").replace(ANSI, ""))) {
     width += graphemeWidth(segment);
   }
   return width;
@@ -62,32 +63,44 @@ function pieces(text) {
   return out;
 }
 
-/** pi-tui's `truncateToWidth`: `text` cut to `maxWidth` columns with `ellipsis` (styles are reset
- *  before it), padded with spaces to `maxWidth` when `pad`. */
-function truncateToWidth(text, maxWidth, ellipsis = "...", pad = false) {
-  const source = String(text ?? "");
-  const limit = Math.max(0, Math.floor(maxWidth));
-  const width = visibleWidth(source);
-  if (width <= limit) return pad ? source + " ".repeat(limit - width) : source;
-  const ellipsisWidth = visibleWidth(ellipsis);
-  const room = Math.max(0, limit - ellipsisWidth);
-  let used = 0;
+/** The prefix of `text` within `room` columns: graphemes while they fit (a tab takes three),
+ *  the ANSI escapes before each kept one; escapes after the last kept grapheme are dropped. */
+function prefixWithin(text, room) {
   let out = "";
-  let styled = false;
-  for (const piece of pieces(source)) {
+  let pending = "";
+  let used = 0;
+  for (const piece of pieces(text)) {
     if (piece.escape) {
-      out += piece.text;
-      styled = true;
+      pending += piece.text;
       continue;
     }
     if (used + piece.width > room) break;
-    out += piece.text;
+    out += pending + piece.text;
+    pending = "";
     used += piece.width;
   }
-  const tail = ellipsisWidth <= limit ? ellipsis : "";
-  out += (styled ? "\u001b[0m" : "") + tail;
-  used += visibleWidth(tail);
-  return pad ? out + " ".repeat(Math.max(0, limit - used)) : out;
+  return { text: out, width: used };
+}
+
+/** pi-tui's `truncateToWidth`: `text` as it is when it fits in `maxWidth` columns; else its
+ *  prefix, a style reset, `ellipsis` (itself cut when wider than `maxWidth`) and a reset. With
+ *  `pad`, spaces fill the line to `maxWidth`. */
+function truncateToWidth(text, maxWidth, ellipsis = "...", pad = false) {
+  const source = String(text ?? "");
+  const limit = Math.floor(Number(maxWidth));
+  if (!(limit > 0)) return "";
+  const padded = (line, width) => (pad ? line + " ".repeat(Math.max(0, limit - width)) : line);
+  const width = visibleWidth(source);
+  if (width <= limit) return padded(source, width);
+  const reset = "\u001b[0m";
+  const finish = (prefix, tail) => padded(`${prefix.text}${reset}${tail.text}${tail.text ? reset : ""}`, prefix.width + tail.width);
+  const tail = String(ellipsis ?? "");
+  const tailWidth = visibleWidth(tail);
+  if (tailWidth >= limit) {
+    const clipped = prefixWithin(tail, limit);
+    return clipped.width === 0 ? padded("", 0) : finish({ text: "", width: 0 }, clipped);
+  }
+  return finish(prefixWithin(source, limit - tailWidth), { text: tail, width: tailWidth });
 }
 
 /** pi-tui's `wrapTextWithAnsi`: `text` word-wrapped to `width` columns, each of its lines on its
@@ -270,8 +283,8 @@ class Box extends Container {
 /** A style that leaves its text as it is. */
 const plain = (text) => String(text ?? "");
 
-/** pi-tui's `Markdown`: markdown rendered to wrapped lines — headings, lists, quotes, fenced code
- *  (through `theme.highlightCode` when given), rules, `**bold**`, `*italic*`, `` `code` `` and
+/** pi-tui's `Markdown`: markdown rendered to wrapped lines — headings, `-` lists, quotes, fenced code
+ *  indented by two (through `theme.highlightCode` when given), rules, `**bold**`, `*italic*`, `` `code` `` and
  *  links, styled by the theme's functions. */
 class Markdown extends Component {
   constructor(text = "", paddingX = 1, paddingY = 1, theme = undefined, defaultTextStyle = undefined) {
@@ -313,7 +326,7 @@ class Markdown extends Component {
         const border = this.style("codeBlockBorder");
         out.push(border("```" + fence[1]));
         const highlighted = typeof this.theme?.highlightCode === "function" ? this.theme.highlightCode(code.join("\n"), fence[1]) : code;
-        for (const codeLine of highlighted) out.push(...wrapTextWithAnsi(this.style("codeBlock")(codeLine), inner));
+        for (const codeLine of highlighted) out.push(...wrapTextWithAnsi("  " + this.style("codeBlock")(codeLine), inner));
         out.push(border("```"));
         continue;
       }
@@ -333,7 +346,7 @@ class Markdown extends Component {
       }
       const item = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/.exec(line);
       if (item) {
-        const bullet = /\d/.test(item[2]) ? item[2] : "•";
+        const bullet = /\d/.test(item[2]) ? item[2] : "-";
         const indent = item[1].length;
         const wrapped = wrapTextWithAnsi(this.inline(item[3]), Math.max(1, inner - indent - bullet.length - 1));
         wrapped.forEach((text, index) => {
@@ -432,7 +445,7 @@ function parseKey(data) {
   if (s.length === 1) {
     const code = s.charCodeAt(0);
     if (code >= 1 && code <= 26) return `ctrl+${String.fromCharCode(code + 96)}`;
-    if (code >= 32 && code < 127) return /[A-Z]/.test(s) ? `shift+${s.toLowerCase()}` : s;
+    if (code >= 32 && code < 127) return s;
   }
   const kitty = /^\u001b\[(\d+)(?::\d+)*(?:;(\d+)(?::(\d+))?)?u$/.exec(s);
   if (kitty) {
@@ -448,7 +461,7 @@ function parseKey(data) {
   }
   const tilde = /^\u001b\[(\d+)(?:;(\d+))?(?::\d)?~$/.exec(s);
   if (tilde && TILDE_KEYS[tilde[1]] !== undefined) return normalizeKeyId([...modifiersOf(tilde[2]), TILDE_KEYS[tilde[1]]].join("+"));
-  if (s.length === 2 && s[0] === "\u001b") {
+  if (s.length === 2 && s[0] === "\u001b" && !/[A-Z]/.test(s[1])) {
     const inner = parseKey(s[1]);
     return inner === undefined ? undefined : normalizeKeyId(`alt+${inner}`);
   }
@@ -458,7 +471,10 @@ function parseKey(data) {
 /** pi-tui's `matchesKey`: whether terminal input `data` is the key `keyId` (`"ctrl+c"`, `"up"`…). */
 function matchesKey(data, keyId) {
   const parsed = parseKey(data);
-  return parsed !== undefined && parsed === normalizeKeyId(keyId);
+  if (parsed === undefined) return false;
+  // An upper-case letter is its key with shift (`"A"` is `shift+a`, not `a`).
+  const key = /^[A-Z]$/.test(parsed) ? `shift+${parsed.toLowerCase()}` : parsed;
+  return key === normalizeKeyId(keyId) && !(/^[A-Z]$/.test(String(keyId)));
 }
 
 /** pi-tui's `isKeyRelease`: a kitty key-release event (event type 3). */
