@@ -230,7 +230,7 @@ async fn event_results_chain_in_registration_order_by_the_contracts_rules() {
     };
     host.initialize(dir.path()).await;
     let ctx = context(dir.path(), json!({"isIdle": false}));
-    let mut event = |event: Value| json!({"event": event, "context": ctx.clone()});
+    let event = |event: Value| json!({"event": event, "context": ctx.clone()});
 
     // tool_call: input mutated in place by both, in order; no block.
     let r = host
@@ -629,6 +629,75 @@ export default function (pi: ExtensionAPI) {
     host.notify("cancel", json!({"callId": "call-7"})).await;
     let answer = host.response(id).await;
     assert_eq!(answer["error"]["message"], "aborted: true true", "{answer}");
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_stages_a_pending_action_that_pi_applies_and_legacy_arguments_are_prepared() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = write(
+        dir.path(),
+        "stage.ts",
+        r#"import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
+export default function (pi: ExtensionAPI & { pushPendingAction: Function }) {
+  pi.registerTool({
+    name: "stage",
+    label: "Stage",
+    description: "Stages a note",
+    parameters: Type.Object({ text: Type.String() }),
+    prepareArguments: (args: any) => (args.note !== undefined ? { text: args.note } : args),
+    async execute(_id, params) {
+      await pi.pushPendingAction({
+        label: `note ${params.text}`,
+        sourceToolName: "stage",
+        details: { text: params.text },
+        apply: async (reason: string) => ({ content: [{ type: "text", text: `applied ${params.text} (${reason})` }] }),
+        reject: async (reason: string) => ({ content: [{ type: "text", text: `discarded (${reason})` }] }),
+      });
+      return { content: [{ type: "text", text: `staged ${params.text}` }] };
+    },
+  });
+}
+"#,
+    );
+    let Some(mut host) = ExtHost::start(std::slice::from_ref(&entry), dir.path()).await else {
+        return;
+    };
+    host.initialize(dir.path()).await;
+    let ctx = context(dir.path(), json!({}));
+    let staged = host
+        .call(
+            "execute",
+            json!({"callId": "c1", "tool": "stage", "params": {"note": "old form"}, "context": ctx}),
+        )
+        .await;
+    assert_eq!(
+        staged,
+        json!({"content": [{"type": "text", "text": "staged old form"}]})
+    );
+    let push = host.sent_of("pendingAction.push");
+    assert_eq!(
+        push,
+        [
+            json!({"actionId": "action-1", "label": "note old form", "hasReject": true, "sourceToolName": "stage", "details": {"text": "old form"}})
+        ]
+    );
+    let applied = host
+        .call(
+            "pendingAction.apply",
+            json!({"actionId": "action-1", "reason": "looks good"}),
+        )
+        .await;
+    assert_eq!(
+        applied,
+        json!({"content": [{"type": "text", "text": "applied old form (looks good)"}]})
+    );
+    // Applied actions are forgotten.
+    let error = host
+        .call_err("pendingAction.reject", json!({"actionId": "action-1", "reason": "no"}))
+        .await;
+    assert_eq!(error["message"], "Unknown pending action: action-1");
     host.shutdown().await;
 }
 

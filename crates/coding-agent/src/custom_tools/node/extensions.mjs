@@ -51,6 +51,7 @@ function startExtensionHost(entryPaths) {
   const { send, request, notify, listen, flush } = openChannel("pi extension host");
   linkHost(request, notify);
   const exec = makeExec(() => state.cwd);
+  const pending = makePendingActions(request, "pi extension host");
   const state = { cwd: process.cwd(), hasUI: false, started: false, loaded: false, flags: {} };
   /** The extensions, in load order: `{path, registration, error?}`. */
   const extensions = entryPaths.map((path) => ({ path, error: undefined, registration: emptyRegistration(path) }));
@@ -402,6 +403,8 @@ function startExtensionHost(entryPaths) {
         }
         request("pi.unregisterProvider", { name: String(name) }).catch((error) => console.error(`pi extension host: unregisterProvider("${name}") failed: ${messageOf(error)}`));
       },
+      // Ours (docs/resolve.md): stage a change for the user to apply or discard.
+      pushPendingAction: (action) => pending.push(action),
       events: {
         on: (channel, handler) => bus.on(channel, handler),
         emit(channel, data) {
@@ -483,6 +486,8 @@ function startExtensionHost(entryPaths) {
     const list = handlers.filter((h) => h.event === type);
     if (list.length === 0) return null;
     const signal = ctxSnapshot.isIdle === false || type === "tool_call" || type === "tool_result" ? controller.signal : undefined;
+    // pi gives these two events the signal that cancels the compaction / summary.
+    if (type === "session_before_compact" || type === "session_before_tree") event.signal = controller.signal;
     let systemPrompt = event.systemPrompt ?? ctxSnapshot.systemPrompt ?? "";
     const ctx = makeContext(ctxSnapshot, signal, () => systemPrompt);
     // As in pi: a `tool_call` handler that throws ends the event (the answer is the error, naming
@@ -658,7 +663,7 @@ function startExtensionHost(entryPaths) {
     if (entry === undefined) throw new RpcError(-32602, `Unknown command: ${name}`);
     const ctxSnapshot = takeSnapshot(context);
     const ctx = makeCommandContext(ctxSnapshot, ctxSnapshot.isIdle === false ? controller.signal : undefined);
-    await call(entry.extension, () => entry.options.handler(String(args ?? ""), ctx));
+    await call(entry.extension, () => pending.withPushes(() => entry.options.handler(String(args ?? ""), ctx)));
     return null;
   }
 
@@ -693,7 +698,11 @@ function startExtensionHost(entryPaths) {
         if (!finished && !controller.signal.aborted) notify("update", { callId, partial: normalizeResult(partial) });
       };
       const ctx = makeContext(ctxSnapshot, controller.signal);
-      const result = await callScope.run(callId, () => entry.tool.execute(callId, params ?? {}, controller.signal, onUpdate, ctx));
+      // `prepareArguments` (pi runs it before validating; a no-op for arguments already valid).
+      const args = typeof entry.tool.prepareArguments === "function" ? entry.tool.prepareArguments(params ?? {}) : params ?? {};
+      const result = await callScope.run(callId, () =>
+        pending.withPushes(() => entry.tool.execute(callId, args, controller.signal, onUpdate, ctx)),
+      );
       const normalized = normalizeResult(result);
       if (result?.terminate === true) normalized.terminate = true;
       return normalized;
@@ -764,6 +773,8 @@ function startExtensionHost(entryPaths) {
     execute: handleExecute,
     render: handleRender,
     session: handleSession,
+    "pendingAction.apply": (params) => pending.apply(params),
+    "pendingAction.reject": (params) => pending.reject(params),
     shutdown,
   };
 

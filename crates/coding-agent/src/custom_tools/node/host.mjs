@@ -776,6 +776,108 @@ function openChannel(label) {
 
   return { send, request, notify, listen, flush: (done) => writeProtocol("", done) };
 }
+/**
+ * pi's pending actions (ours, `docs/resolve.md`) for a host talking to pi through `request`:
+ * `push` is the `pushPendingAction` given to tools and extensions, `withPushes(run)` runs code whose
+ * pushes must be accepted before it counts as done, and `apply` / `reject` serve the
+ * `pendingAction.apply` / `pendingAction.reject` requests. `label` prefixes messages on stderr.
+ */
+function makePendingActions(request, label) {
+  /** Pushed pending actions, by actionId. */
+  const actions = new Map();
+  /** The pushes made in the current call or pending action (to answer with their failure). */
+  const pushScope = new AsyncLocalStorage();
+  let nextAction = 0;
+
+  /** pi's `pushPendingAction`: stages `action` with pi; `apply` / `reject` are kept here and
+   *  called on `pendingAction.apply` / `reject`. Returns a thenable of pi's answer; a failure that
+   *  the tool does not await fails the call it was made in, as pi's synchronous throw would. */
+  function pushPendingAction(action) {
+    if (action === null || typeof action !== "object") throw new TypeError("pushPendingAction needs an action object");
+    if (typeof action.apply !== "function") throw new TypeError("pushPendingAction needs an apply function");
+    const actionId = `action-${++nextAction}`;
+    const hasReject = typeof action.reject === "function";
+    actions.set(actionId, { apply: action.apply, reject: hasReject ? action.reject : undefined });
+    const params = { actionId, label: String(action.label ?? ""), hasReject };
+    if (action.sourceToolName !== undefined) params.sourceToolName = String(action.sourceToolName);
+    if (action.details !== undefined) params.details = action.details;
+    const outcome = request("pendingAction.push", params).then(
+      () => undefined,
+      (error) => {
+        actions.delete(actionId);
+        return error;
+      },
+    );
+    const scope = pushScope.getStore();
+    const entry = { outcome, observed: false };
+    if (scope) scope.push(entry);
+    else outcome.then((error) => error && console.error(`${label}: pushPendingAction failed: ${messageOf(error)}`));
+    const settled = outcome.then((error) => {
+      if (error) throw error;
+    });
+    settled.catch(() => {});
+    return {
+      then(onFulfilled, onRejected) {
+        entry.observed = true;
+        return settled.then(onFulfilled, onRejected);
+      },
+      catch(onRejected) {
+        entry.observed = true;
+        return settled.catch(onRejected);
+      },
+      finally(onFinally) {
+        entry.observed = true;
+        return settled.finally(onFinally);
+      },
+    };
+  }
+
+  /** Runs `run` recording its pushes; once it succeeds, waits for pi to accept them and throws the
+   *  first failure the tool did not observe. */
+  async function withPushes(run) {
+    const pushes = [];
+    const value = await pushScope.run(pushes, run);
+    for (const entry of pushes) {
+      const error = await entry.outcome;
+      if (error && !entry.observed) throw error;
+    }
+    return value;
+  }
+
+  /** The pushed action `actionId`. It stays until its apply succeeds or its discard completes
+   *  (`settleAction`): after a failure pi may apply or discard it again. */
+  function findAction(actionId) {
+    const action = actions.get(actionId);
+    if (action === undefined) throw new RpcError(-32602, `Unknown pending action: ${actionId}`);
+    return action;
+  }
+
+  /** Forgets action `actionId`: pi resolved it and never mentions it again. */
+  function settleAction(actionId, action) {
+    if (actions.get(actionId) === action) actions.delete(actionId);
+  }
+
+  async function applyAction({ actionId, reason, extra } = {}) {
+    const action = findAction(actionId);
+    const result = normalizeResult(await withPushes(() => action.apply(reason ?? "", extra)));
+    settleAction(actionId, action);
+    return result;
+  }
+
+  async function rejectAction({ actionId, reason, extra } = {}) {
+    const action = findAction(actionId);
+    let result = null;
+    if (action.reject !== undefined) {
+      const value = await withPushes(() => action.reject(reason ?? "", extra));
+      if (value !== undefined && value !== null) result = normalizeResult(value);
+    }
+    settleAction(actionId, action);
+    return result;
+  }
+
+  return { push: pushPendingAction, withPushes, apply: applyAction, reject: rejectAction };
+}
+
 /** Lends the shims the connection to pi (`request`, and pi's per-file mutation queue). */
 function linkHost(request, notify) {
   hostLink.request = request;
@@ -860,11 +962,7 @@ function startHost(entryPath) {
   const entryUrl = pathToFileURL(resolvePath(entryPath)).href;
   /** The AbortController of every call in flight, by callId. */
   const calls = new Map();
-  /** Pushed pending actions, by actionId. */
-  const actions = new Map();
-  /** The pushes made in the current call or pending action (to answer with their failure). */
-  const pushScope = new AsyncLocalStorage();
-  const state = { cwd: process.cwd(), hasUI: false, started: false, tools: undefined, byName: new Map(), nextAction: 0 };
+  const state = { cwd: process.cwd(), hasUI: false, started: false, tools: undefined, byName: new Map() };
   let lastSession = { entries: [], sessionFile: undefined, previousSessionFile: undefined };
   /** The model and the registry pi last sent (`context` of `execute` and `session`). */
   const models = { current: undefined, all: [], available: [] };
@@ -874,61 +972,8 @@ function startHost(entryPath) {
   linkHost(request, notify);
 
   const exec = makeExec(() => state.cwd);
-
-  /** pi's `pushPendingAction`: stages `action` with pi; `apply` / `reject` are kept here and
-   *  called on `pendingAction.apply` / `reject`. Returns a thenable of pi's answer; a failure that
-   *  the tool does not await fails the call it was made in, as pi's synchronous throw would. */
-  function pushPendingAction(action) {
-    if (action === null || typeof action !== "object") throw new TypeError("pushPendingAction needs an action object");
-    if (typeof action.apply !== "function") throw new TypeError("pushPendingAction needs an apply function");
-    const actionId = `action-${++state.nextAction}`;
-    const hasReject = typeof action.reject === "function";
-    actions.set(actionId, { apply: action.apply, reject: hasReject ? action.reject : undefined });
-    const params = { actionId, label: String(action.label ?? ""), hasReject };
-    if (action.sourceToolName !== undefined) params.sourceToolName = String(action.sourceToolName);
-    if (action.details !== undefined) params.details = action.details;
-    const outcome = request("pendingAction.push", params).then(
-      () => undefined,
-      (error) => {
-        actions.delete(actionId);
-        return error;
-      },
-    );
-    const scope = pushScope.getStore();
-    const entry = { outcome, observed: false };
-    if (scope) scope.push(entry);
-    else outcome.then((error) => error && console.error(`pi tool host: pushPendingAction failed: ${messageOf(error)}`));
-    const settled = outcome.then((error) => {
-      if (error) throw error;
-    });
-    settled.catch(() => {});
-    return {
-      then(onFulfilled, onRejected) {
-        entry.observed = true;
-        return settled.then(onFulfilled, onRejected);
-      },
-      catch(onRejected) {
-        entry.observed = true;
-        return settled.catch(onRejected);
-      },
-      finally(onFinally) {
-        entry.observed = true;
-        return settled.finally(onFinally);
-      },
-    };
-  }
-
-  /** Runs `run` recording its pushes; once it succeeds, waits for pi to accept them and throws the
-   *  first failure the tool did not observe. */
-  async function withPushes(run) {
-    const pushes = [];
-    const value = await pushScope.run(pushes, run);
-    for (const entry of pushes) {
-      const error = await entry.outcome;
-      if (error && !entry.observed) throw error;
-    }
-    return value;
-  }
+  const pending = makePendingActions(request, "pi tool host");
+  const { withPushes } = pending;
 
   const ui = {
     async select(title, options) {
@@ -1086,7 +1131,7 @@ function startHost(entryPath) {
       hasUI: state.hasUI,
       exec,
       ui,
-      pushPendingAction,
+      pushPendingAction: pending.push,
       typebox: SHIMS.typebox,
     };
     let tools;
@@ -1126,37 +1171,6 @@ function startHost(entryPath) {
     }
   }
 
-  /** The pushed action `actionId`. It stays until its apply succeeds or its discard completes
-   *  (`settleAction`): after a failure pi may apply or discard it again. */
-  function findAction(actionId) {
-    const action = actions.get(actionId);
-    if (action === undefined) throw new RpcError(-32602, `Unknown pending action: ${actionId}`);
-    return action;
-  }
-
-  /** Forgets action `actionId`: pi resolved it and never mentions it again. */
-  function settleAction(actionId, action) {
-    if (actions.get(actionId) === action) actions.delete(actionId);
-  }
-
-  async function applyAction({ actionId, reason, extra } = {}) {
-    const action = findAction(actionId);
-    const result = normalizeResult(await withPushes(() => action.apply(reason ?? "", extra)));
-    settleAction(actionId, action);
-    return result;
-  }
-
-  async function rejectAction({ actionId, reason, extra } = {}) {
-    const action = findAction(actionId);
-    let result = null;
-    if (action.reject !== undefined) {
-      const value = await withPushes(() => action.reject(reason ?? "", extra));
-      if (value !== undefined && value !== null) result = normalizeResult(value);
-    }
-    settleAction(actionId, action);
-    return result;
-  }
-
   async function session(params = {}) {
     takeContext(params.context);
     lastSession = {
@@ -1182,8 +1196,8 @@ function startHost(entryPath) {
   const handlers = {
     initialize,
     execute,
-    "pendingAction.apply": applyAction,
-    "pendingAction.reject": rejectAction,
+    "pendingAction.apply": pending.apply,
+    "pendingAction.reject": pending.reject,
     session,
     shutdown,
   };
