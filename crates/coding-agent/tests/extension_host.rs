@@ -63,7 +63,7 @@ export default async function (pi: ExtensionAPI) {
     getArgumentCompletions: (prefix) => ["dev", "prod"].filter((e) => e.startsWith(prefix)).map((e) => ({ value: e, label: e })),
     handler: async () => {},
   });
-  pi.registerShortcut("ctrl+shift+p", { description: "Plan", handler: async () => {} });
+  pi.registerShortcut("ctrl+shift+p", { description: "Plan", handler: async (ctx) => ctx.ui.notify(`flag of another extension: ${pi.getFlag("loud")}`) });
   pi.registerMessageRenderer("note", () => undefined);
   pi.registerProvider("proxy", { baseUrl: "http://127.0.0.1:9", apiKey: "PROXY_KEY", api: "openai-completions", models: [] });
   pi.on("tool_call", () => {});
@@ -161,6 +161,18 @@ async fn several_extensions_register_in_one_process_and_a_failing_one_is_reporte
     assert_eq!(
         result,
         json!({"content": [{"type": "text", "text": "Hello, Ada!"}], "details": {"name": "Ada"}})
+    );
+    // As in pi, an extension reads only its own flags (the first's `loud` is not the second's); a
+    // shortcut's key compares in lower case.
+    host.notify("flags", json!({"values": {"loud": true}})).await;
+    host.call(
+        "shortcut",
+        json!({"shortcut": "Ctrl+Shift+P", "context": context(dir.path(), json!({}))}),
+    )
+    .await;
+    assert_eq!(
+        host.sent_of("ui.notify"),
+        [json!({"message": "flag of another extension: undefined"})]
     );
     host.shutdown().await;
 }
@@ -885,7 +897,8 @@ async fn tool_and_message_renderers_draw_lines_at_the_width() {
         r##"import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Box, Container, Markdown, Spacer, Text, truncateToWidth } from "@mariozechner/pi-tui";
 export default function (pi: ExtensionAPI) {
-  pi.registerMessageRenderer("note", (message, { expanded }, theme) => {
+  pi.registerMessageRenderer("note", () => { throw new Error("not called: the second extension's note renderer comes first"); });
+  pi.registerMessageRenderer("card", (message, { expanded }, theme) => {
     const box = new Box(1, 0);
     box.addChild(new Text(theme.fg("accent", `note: ${message.content}`), 0, 0));
     if (expanded) box.addChild(new Markdown("# Title\n- one\n- two", 0, 0));
@@ -913,12 +926,21 @@ export default function (pi: ExtensionAPI) {
         .call("render", json!({"kind": "result", "name": "greet", "width": 16, "expanded": true, "args": {}, "result": {"content": [], "details": {"name": "Bo"}}, "isPartial": false, "isError": false}))
         .await;
     assert_eq!(result, json!({"lines": [" Bo (expanded)  "]}));
-    // The `note` renderer registered last (the third extension's) draws the message.
-    let message = json!({"role": "custom", "customType": "note", "content": "hello world", "display": true});
+    // As in pi, the first extension in load order that registered a type draws it: the second's
+    // `note` renderer, which returns nothing, so pi draws its default.
+    let note = json!({"role": "custom", "customType": "note", "content": "hello world", "display": true});
     let drawn = host
         .call(
             "render",
-            json!({"kind": "message", "name": "note", "width": 14, "expanded": true, "message": message}),
+            json!({"kind": "message", "name": "note", "width": 14, "expanded": true, "message": note}),
+        )
+        .await;
+    assert_eq!(drawn, Value::Null);
+    let message = json!({"role": "custom", "customType": "card", "content": "hello world", "display": true});
+    let drawn = host
+        .call(
+            "render",
+            json!({"kind": "message", "name": "card", "width": 14, "expanded": true, "message": message}),
         )
         .await;
     insta::assert_snapshot!(

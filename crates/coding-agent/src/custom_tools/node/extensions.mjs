@@ -73,6 +73,11 @@ function startExtensionHost(entryPaths) {
   /** The last `Context` pi sent. */
   let snapshot = {};
 
+  /** The load position of `extension`. */
+  function order(extension) {
+    return extensions.indexOf(extension);
+  }
+
   function emptyRegistration(path) {
     return { path, tools: [], commands: [], flags: [], shortcuts: [], events: [], messageRenderers: [], providers: [] };
   }
@@ -307,16 +312,19 @@ function startExtensionHost(entryPaths) {
         if (tool === null || typeof tool !== "object") throw new TypeError("registerTool needs a tool definition");
         if (typeof tool.name !== "string" || tool.name === "") throw new TypeError("registerTool: the tool has no name");
         if (typeof tool.execute !== "function") throw new TypeError(`registerTool: tool "${tool.name}" has no execute function`);
+        // As pi: of two extensions registering one name, the first in load order runs it.
         const owner = tools.get(tool.name);
-        if (owner === undefined || owner.extension === extension) tools.set(tool.name, { extension, tool });
+        if (owner === undefined || order(owner.extension) >= order(extension)) tools.set(tool.name, { extension, tool });
         registered(extension, "tools", extensionToolDefinition(tool));
       },
       registerCommand(name, options) {
         if (typeof options?.handler !== "function") throw new TypeError(`registerCommand("${name}") needs a handler`);
+        // In load order: pi names them `name:1`, `name:2`… when several extensions register `name`.
         const list = commands.get(name) ?? [];
         const at = list.findIndex((entry) => entry.extension === extension);
         if (at >= 0) list[at] = { extension, options };
         else list.push({ extension, options });
+        list.sort((a, b) => order(a.extension) - order(b.extension));
         commands.set(name, list);
         const item = { name: String(name) };
         if (options.description !== undefined) item.description = String(options.description);
@@ -325,7 +333,10 @@ function startExtensionHost(entryPaths) {
       },
       registerShortcut(shortcut, options) {
         if (typeof options?.handler !== "function") throw new TypeError(`registerShortcut("${shortcut}") needs a handler`);
-        shortcuts.set(String(shortcut), { extension, options });
+        // As pi: keys compare in lower case, and of two extensions the last in load order wins.
+        const key = String(shortcut).toLowerCase();
+        const owner = shortcuts.get(key);
+        if (owner === undefined || order(owner.extension) <= order(extension)) shortcuts.set(key, { extension, options });
         const item = { shortcut: String(shortcut) };
         if (options.description !== undefined) item.description = String(options.description);
         registered(extension, "shortcuts", item);
@@ -335,17 +346,21 @@ function startExtensionHost(entryPaths) {
         if (options.description !== undefined) item.description = String(options.description);
         if (options.default !== undefined) {
           item.default = options.default;
-          flagDefaults.set(item.name, options.default);
+          if (!flagDefaults.has(item.name)) flagDefaults.set(item.name, options.default);
         }
         registered(extension, "flags", item);
       },
+      /** As pi: only the extension's own flags; pi's value (`flags`), else the first default. */
       getFlag(name) {
         const key = String(name);
+        if (!extension.registration.flags.some((flag) => flag.name === key)) return undefined;
         return key in state.flags ? state.flags[key] : flagDefaults.get(key);
       },
       registerMessageRenderer(customType, renderer) {
         if (typeof renderer !== "function") throw new TypeError(`registerMessageRenderer("${customType}") needs a renderer function`);
-        renderers.set(String(customType), { extension, renderer });
+        // As pi: the first extension in load order that registered the type draws it.
+        const owner = renderers.get(String(customType));
+        if (owner === undefined || order(owner.extension) >= order(extension)) renderers.set(String(customType), { extension, renderer });
         registered(extension, "messageRenderers", String(customType));
       },
       sendMessage(message, options) {
@@ -680,7 +695,7 @@ function startExtensionHost(entryPaths) {
   }
 
   async function handleShortcut({ shortcut, context } = {}, controller) {
-    const entry = shortcuts.get(String(shortcut));
+    const entry = shortcuts.get(String(shortcut).toLowerCase());
     if (entry === undefined) throw new RpcError(-32602, `Unknown shortcut: ${shortcut}`);
     const ctxSnapshot = takeSnapshot(context);
     await call(entry.extension, () => entry.options.handler(makeContext(ctxSnapshot, ctxSnapshot.isIdle === false ? controller.signal : undefined)));
