@@ -714,6 +714,49 @@ export default function (pi: ExtensionAPI & { pushPendingAction: Function }) {
 }
 
 #[tokio::test]
+async fn an_extensions_own_npm_dependencies_resolve_from_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let ext = dir.path().join("with-deps");
+    write(
+        &ext,
+        "node_modules/shout/package.json",
+        r#"{"name": "shout", "version": "1.0.0", "type": "module", "exports": "./index.js"}"#,
+    );
+    write(
+        &ext,
+        "node_modules/shout/index.js",
+        "export default (text) => text.toUpperCase() + \"!\";\n",
+    );
+    write(
+        &ext,
+        "node_modules/legacy/package.json",
+        r#"{"name": "legacy", "version": "1.0.0", "main": "main.js"}"#,
+    );
+    write(&ext, "node_modules/legacy/main.js", "exports.twice = (n) => n * 2;\n");
+    let entry = write(
+        &ext,
+        "index.ts",
+        r#"import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import shout from "shout";
+import { twice } from "legacy";
+export default function (pi: ExtensionAPI) {
+  pi.registerCommand(shout("loud"), { description: String(twice(21)), handler: async () => {} });
+}
+"#,
+    );
+    let Some(mut host) = ExtHost::start(std::slice::from_ref(&entry), dir.path()).await else {
+        return;
+    };
+    let init = host.initialize(dir.path()).await;
+    assert_eq!(
+        init["extensions"][0]["commands"],
+        json!([{"name": "LOUD!", "description": "42"}]),
+        "{init}"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test]
 async fn create_tool_factories_run_pis_built_ins_through_tools_execute() {
     let dir = tempfile::tempdir().unwrap();
     let entry = write(
