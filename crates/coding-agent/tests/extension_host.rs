@@ -1038,6 +1038,17 @@ export default function (pi) {
           { role: "custom", customType: "n", content: "note", display: true, timestamp: 3 },
         ])),
         isCall: c.isToolCallEventType("bash", { toolName: "bash" }),
+        box: (() => { const b = new t.Box(2, 1); b.addChild(new t.Text("inside the box", 0, 0)); return b.render(12); })(),
+        truncatedText: new t.TruncatedText("a long line that will be cut", 1, 0).render(10),
+        select: (() => {
+          const id = (x) => x;
+          const l = new t.SelectList([{ value: "a", label: "Alpha", description: "first thing" }, { value: "b", label: "Beta" }, { value: "c", label: "Gamma" }], 2, { selectedPrefix: id, selectedText: id, description: id, scrollInfo: id, noMatch: id });
+          l.handleInput("\x1b[B");
+          return [l.render(30), l.render(60), new t.SelectList([], 5, { selectedPrefix: id, selectedText: id, description: id, scrollInfo: id, noMatch: id }).render(30)];
+        })(),
+        settings: new t.SettingsList([{ id: "x", label: "Mode", currentValue: "on", values: ["on", "off"], description: "Turns it" }, { id: "y", label: "Speed", currentValue: "fast" }], 5, { label: (x) => x, value: (x) => x, description: (x) => x, cursor: "→ ", hint: (x) => x }, () => {}, () => {}).render(60),
+        input: (() => { const i = new t.Input(); i.handleInput("x"); i.handleInput("y"); return i.render(10); })(),
+        editor: (() => { const e = new t.Editor({ requestRender() {}, terminal: { rows: 24, columns: 80 } }, { borderColor: (x) => x, selectList: {} }); e.setText("hello\nworld"); return e.render(12); })(),
       };
       ctx.ui.notify(JSON.stringify(out));
     },
@@ -1046,7 +1057,7 @@ export default function (pi) {
 "##;
 
 /// The probe's answers from pi 0.73.1's own packages (recorded with Node 20 from the npm package).
-const PI_0_73_1_ANSWERS: &str = r##"{"width":[5,6,8,3,7],"truncate":["hello\u001b[0m...\u001b[0m","日\u001b[0m...\u001b[0m","\u001b[31mre\u001b[0m...\u001b[0m","\u001b[0m..\u001b[0m","abc"],"truncatePad":"ab   ","wrap":["the quick","brown fox","jumps over","the lazy","dog"],"text":["        "," hello  "," world  ","        "],"keys":["enter","escape","up","ctrl+c","A","ctrl+a","ctrl+up","alt+x"],"matches":[true,true,false,true,true,true],"release":[true,false],"keyIds":["ctrl+c","ctrl+shift+p","enter","pageUp"],"fuzzy":["apple","grape","pineapple"],"markdown":["Title               ","                    ","- one               ","- two               ","                    ","```                 ","  code              ","```                 "],"sizes":["100B","2.0KB","3.0MB"],"head":{"content":"a\nb","truncated":true,"truncatedBy":"lines","outputLines":2,"totalLines":4},"tail":{"content":"yyyyyyyy","lastLinePartial":true,"truncatedBy":"bytes"},"line":{"text":"zzzzz... [truncated]","wasTruncated":true},"limits":[51200,2000],"frontmatter":{"frontmatter":{"name":"scout","description":"Fast recon","tools":"read, grep"},"body":"You are a scout."},"serialized":"[User]: hi\n\n[Assistant]: ok\n\n[Assistant tool calls]: ls(path=\".\")\n\n[User]: note","isCall":true}"##;
+const PI_0_73_1_ANSWERS: &str = r##"{"width":[5,6,8,3,7],"truncate":["hello\u001b[0m...\u001b[0m","日\u001b[0m...\u001b[0m","\u001b[31mre\u001b[0m...\u001b[0m","\u001b[0m..\u001b[0m","abc"],"truncatePad":"ab   ","wrap":["the quick","brown fox","jumps over","the lazy","dog"],"text":["        "," hello  "," world  ","        "],"keys":["enter","escape","up","ctrl+c","A","ctrl+a","ctrl+up","alt+x"],"matches":[true,true,false,true,true,true],"release":[true,false],"keyIds":["ctrl+c","ctrl+shift+p","enter","pageUp"],"fuzzy":["apple","grape","pineapple"],"markdown":["Title               ","                    ","- one               ","- two               ","                    ","```                 ","  code              ","```                 "],"sizes":["100B","2.0KB","3.0MB"],"head":{"content":"a\nb","truncated":true,"truncatedBy":"lines","outputLines":2,"totalLines":4},"tail":{"content":"yyyyyyyy","lastLinePartial":true,"truncatedBy":"bytes"},"line":{"text":"zzzzz... [truncated]","wasTruncated":true},"limits":[51200,2000],"frontmatter":{"frontmatter":{"name":"scout","description":"Fast recon","tools":"read, grep"},"body":"You are a scout."},"serialized":"[User]: hi\n\n[Assistant]: ok\n\n[Assistant tool calls]: ls(path=\".\")\n\n[User]: note","isCall":true,"box":["            ","  inside    ","  the box   ","            "],"truncatedText":[" a lon\u001b[0m...\u001b[0m "],"select":[["  Alpha","→ Beta","  (2/3)"],["  Alpha                           first thing","→ Beta","  (2/3)"],["  No matching commands"]],"settings":["→ Mode   on","  Speed  fast","","  Turns it","","  Enter/Space to change · Esc to cancel"],"input":["> xy\u001b[7m \u001b[27m     "],"editor":["────────────","hello       ","world\u001b[7m \u001b[0m      ","────────────"]}"##;
 
 #[tokio::test]
 async fn the_shims_answer_as_pi_0_73_1s_own_packages() {

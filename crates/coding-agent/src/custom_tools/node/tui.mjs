@@ -588,22 +588,44 @@ class SelectList extends Component {
       this.onCancel?.();
     }
   }
+  /** The width of the label column: the widest label plus a gap of two, between the layout's
+   *  `minPrimaryColumnWidth` and `maxPrimaryColumnWidth` (32 by default). */
+  labelColumn() {
+    const low = this.layout.minPrimaryColumnWidth ?? this.layout.maxPrimaryColumnWidth ?? 32;
+    const high = this.layout.maxPrimaryColumnWidth ?? this.layout.minPrimaryColumnWidth ?? 32;
+    const widest = Math.max(0, ...this.filtered.map((item) => visibleWidth(String(item.label || item.value)) + 2));
+    return Math.max(Math.min(low, high), Math.min(widest, Math.max(low, high)));
+  }
+  /** One item's line: the label, and beyond 40 columns its description (on one line) in a second
+   *  column when ten columns or more are left for it. */
+  renderItem(item, selected, width, column) {
+    const style = (name) => (typeof this.theme[name] === "function" ? this.theme[name] : plain);
+    const prefix = selected ? "→ " : "  ";
+    const label = String(item.label || item.value);
+    const description = item.description ? String(item.description).replace(/[\r\n]+/g, " ").trim() : "";
+    if (description && width > 40) {
+      const labelRoom = Math.max(1, Math.min(column, width - 6));
+      const shown = truncateToWidth(label, Math.max(1, labelRoom - 2), "");
+      const gap = " ".repeat(Math.max(1, labelRoom - visibleWidth(shown)));
+      const left = width - 2 - visibleWidth(shown) - gap.length - 2;
+      if (left > 10) {
+        const text = truncateToWidth(description, left, "");
+        return selected ? style("selectedText")(`${prefix}${shown}${gap}${text}`) : prefix + shown + style("description")(gap + text);
+      }
+    }
+    const shown = truncateToWidth(label, width - 4, "");
+    return selected ? style("selectedText")(prefix + shown) : prefix + shown;
+  }
   render(width) {
     const style = (name) => (typeof this.theme[name] === "function" ? this.theme[name] : plain);
-    if (this.filtered.length === 0) return [style("noMatch")(truncateToWidth("  No matching items", width))];
+    if (this.filtered.length === 0) return [style("noMatch")("  No matching commands")];
     const visible = Math.max(1, this.maxVisible);
     const start = Math.max(0, Math.min(this.selectedIndex - Math.floor(visible / 2), this.filtered.length - visible));
+    const end = Math.min(start + visible, this.filtered.length);
+    const column = this.labelColumn();
     const lines = [];
-    for (let i = start; i < Math.min(start + visible, this.filtered.length); i++) {
-      const item = this.filtered[i];
-      const selected = i === this.selectedIndex;
-      const label = String(item.label ?? item.value);
-      let text = (selected ? "→ " : "  ") + label;
-      if (item.description) text += "  " + style("description")(String(item.description).split("\n")[0]);
-      text = truncateToWidth(text, width);
-      lines.push(selected ? style("selectedText")(text) : text);
-    }
-    if (this.filtered.length > visible) lines.push(style("scrollInfo")(truncateToWidth(`  (${this.selectedIndex + 1}/${this.filtered.length})`, width)));
+    for (let i = start; i < end; i++) lines.push(this.renderItem(this.filtered[i], i === this.selectedIndex, width, column));
+    if (start > 0 || end < this.filtered.length) lines.push(style("scrollInfo")(truncateToWidth(`  (${this.selectedIndex + 1}/${this.filtered.length})`, width - 2, "")));
     return lines;
   }
 }
@@ -649,6 +671,7 @@ class SettingsList extends Component {
     });
     const description = this.items[this.selectedIndex]?.description;
     if (description) lines.push("", ...wrapTextWithAnsi(style("description")(String(description)), Math.max(1, width - 2)).map((l) => "  " + l));
+    lines.push("", truncateToWidth(style("hint")("  Enter/Space to change · Esc to cancel"), width));
     return lines;
   }
 }
@@ -668,7 +691,7 @@ class Input extends Component {
   }
   setValue(value) {
     this.value = String(value ?? "");
-    this.cursor = this.value.length;
+    this.cursor = Math.min(this.cursor, this.value.length);
   }
   handleInput(data) {
     if (matchesKey(data, "enter")) this.onSubmit?.(this.value);
@@ -688,10 +711,14 @@ class Input extends Component {
       }
     }
   }
+  /** `> ` and the value, the character under the cursor (a space at the end) in reverse video,
+   *  preceded by `CURSOR_MARKER` when focused. */
   render(width) {
     const before = this.value.slice(0, this.cursor);
-    const after = this.value.slice(this.cursor);
-    return [truncateToWidth("> " + before + (this.focused ? CURSOR_MARKER : "") + after, width, "", true)];
+    const [under = " ", ...rest] = [...graphemes.segment(this.value.slice(this.cursor))].map((g) => g.segment);
+    const cursor = (this.focused ? CURSOR_MARKER : "") + `\u001b[7m${under}\u001b[27m`;
+    const line = "> " + before + cursor + rest.join("");
+    return [padTo(line, width)];
   }
 }
 
@@ -776,8 +803,13 @@ class Editor extends Component {
   }
   render(width) {
     const border = this.borderColor("─".repeat(Math.max(0, width)));
+    // The cursor: the character under it (a space at the end) in reverse video, after
+    // `CURSOR_MARKER` when focused.
     const body = this.lines.flatMap((line, index) => {
-      const text = this.focused && index === this.row ? line.slice(0, this.col) + CURSOR_MARKER + line.slice(this.col) : line;
+      if (index !== this.row) return wrapTextWithAnsi(line, Math.max(1, width));
+      const [under, ...rest] = [...graphemes.segment(line.slice(this.col))].map((g) => g.segment);
+      const marker = this.focused ? CURSOR_MARKER : "";
+      const text = line.slice(0, this.col) + marker + `\u001b[7m${under ?? " "}\u001b[0m` + rest.join("");
       return wrapTextWithAnsi(text, Math.max(1, width));
     });
     return [border, ...body.map((line) => padTo(line, width)), border];
