@@ -225,6 +225,7 @@ export default function (pi: ExtensionAPI) {
         leaf: ctx.sessionManager.getLeafId(), id: ctx.sessionManager.getSessionId(), idle: ctx.isIdle(),
         usage: ctx.getContextUsage(), prompt: ctx.getSystemPrompt(), model: ctx.model?.id, cwd: ctx.cwd === process.cwd(),
         flag: pi.getFlag("mode"), commands: pi.getCommands().map((c) => c.name), signal: ctx.signal === undefined,
+        found: ctx.modelRegistry.find("openai", "gpt-x")?.name ?? null, available: ctx.modelRegistry.getAvailable().map((m) => m.id),
       }));
     },
   });
@@ -260,6 +261,13 @@ export default function (pi: ExtensionAPI) {
             "model": {"provider": "anthropic", "id": "claude-x"},
             "contextUsage": {"tokens": 10, "contextWindow": 100, "percent": 10},
             "commands": [{"name": "work", "source": "extension"}],
+            "modelRegistry": {
+                "models": [
+                    {"provider": "anthropic", "id": "claude-x", "name": "Claude X"},
+                    {"provider": "openai", "id": "gpt-x", "name": "GPT X"},
+                ],
+                "available": [1],
+            },
         }),
     );
     let r = host
@@ -358,6 +366,7 @@ export default function (pi: ExtensionAPI) {
             "level": "high", "leaf": "e2", "id": "s1", "idle": true,
             "usage": {"tokens": 10, "contextWindow": 100, "percent": 10}, "prompt": "You are pi.",
             "model": "claude-x", "cwd": true, "flag": "slow", "commands": ["work"], "signal": true,
+            "found": "GPT X", "available": ["gpt-x"],
         })
     );
     // Completions, and a shortcut with its context.

@@ -106,6 +106,13 @@ function startExtensionHost(entryPaths) {
       session = { ...session, sessionFile: context.sessionFile ?? undefined };
     }
     if (typeof context.cwd === "string") state.cwd = context.cwd;
+    // The registry, when pi sends it (as to custom tools: `{models, available}`, `available`
+    // indexing `models`); the current model is always known.
+    const registry = context.modelRegistry;
+    if (registry && typeof registry === "object" && Array.isArray(registry.models)) {
+      hostInfo.models = registry.models;
+      hostInfo.available = Array.isArray(registry.available) ? registry.available : registry.models.map((_, i) => i);
+    }
     if (context.model) {
       const known = hostInfo.models.findIndex((m) => m?.provider === context.model.provider && m?.id === context.model.id);
       if (known < 0) hostInfo.models.push(context.model);
@@ -136,7 +143,8 @@ function startExtensionHost(entryPaths) {
   /** `ctx.modelRegistry` over the models pi told the host about; keys are asked of pi. */
   const modelRegistry = {
     getAll: () => [...hostInfo.models],
-    getAvailable: () => [...hostInfo.models],
+    getAvailable: () =>
+      hostInfo.available === undefined ? [...hostInfo.models] : hostInfo.available.map((i) => hostInfo.models[i]).filter((m) => m !== undefined),
     find: (provider, modelId) => hostInfo.models.find((m) => m?.provider === provider && m?.id === modelId),
     async getApiKey(model) {
       const key = await request("modelRegistry.getApiKey", modelRef(model));

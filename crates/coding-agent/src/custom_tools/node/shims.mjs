@@ -14,7 +14,7 @@ const DEFAULT_MAX_BYTES = 50 * 1024;
 const GREP_MAX_LINE_LENGTH = 500;
 
 /** What the host learned at `initialize`: pi's version and agent directory. */
-const hostInfo = { piVersion: "0.73.1", agentDir: undefined, models: [] };
+const hostInfo = { piVersion: "0.73.1", agentDir: undefined, models: [], available: undefined };
 
 /** pi's `formatSize`: `512B`, `1.5KB`, `2.0MB`. */
 function formatSize(bytes) {
