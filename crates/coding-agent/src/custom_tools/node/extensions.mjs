@@ -86,7 +86,7 @@ function startExtensionHost(entryPaths) {
    *  (`register`). */
   function registered(extension, kind, item) {
     const list = extension.registration[kind];
-    if (kind === "events" && list.includes(item)) return;
+    if ((kind === "events" || kind === "messageRenderers") && list.includes(item)) return;
     const key = kind === "tools" || kind === "commands" || kind === "flags" ? "name" : kind === "shortcuts" ? "shortcut" : undefined;
     const at = key === undefined ? -1 : list.findIndex((existing) => existing[key] === item[key]);
     if (at >= 0) list[at] = item;
