@@ -224,3 +224,74 @@ async fn event_results_chain_in_registration_order_by_the_contracts_rules() {
     assert_eq!(error["data"]["extension"], entries[0].display().to_string());
     host.shutdown().await;
 }
+
+#[tokio::test]
+async fn user_bash_operations_run_in_the_host_and_compaction_handlers_get_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = write(
+        dir.path(),
+        "remote.ts",
+        r#"import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.on("user_bash", (event) => {
+    if (event.command === "local") return undefined;
+    return {
+      operations: {
+        async exec(command: string, cwd: string, { onData }: { onData: (chunk: Buffer) => void }) {
+          onData(Buffer.from(`remote ${command} in ${cwd}\n`));
+          onData(Buffer.from("done"));
+          return { exitCode: 3 };
+        },
+      },
+    };
+  });
+  pi.on("user_bash", () => ({ result: { output: "from the second handler", exitCode: 0, cancelled: false, truncated: false } }));
+  pi.on("session_before_compact", (event) => ({
+    compaction: {
+      summary: `signal: ${event.signal instanceof AbortSignal && !event.signal.aborted}`,
+      firstKeptEntryId: "e1",
+      tokensBefore: 10,
+    },
+  }));
+}
+"#,
+    );
+    let Some(mut host) = ExtHost::start(std::slice::from_ref(&entry), dir.path()).await else {
+        return;
+    };
+    host.initialize(dir.path()).await;
+    let ctx = context(dir.path(), json!({}));
+    let event = |event: Value| json!({"event": event, "context": ctx.clone()});
+    let r = host
+        .call(
+            "event",
+            event(json!({"type": "user_bash", "command": "ls", "excludeFromContext": false, "cwd": "/srv"})),
+        )
+        .await;
+    assert_eq!(
+        r,
+        json!({"result": {"output": "remote ls in /srv\ndone", "exitCode": 3, "cancelled": false, "truncated": false}})
+    );
+    // The first handler leaves `local` alone: the second's result wins.
+    let r = host
+        .call(
+            "event",
+            event(json!({"type": "user_bash", "command": "local", "excludeFromContext": true, "cwd": "/srv"})),
+        )
+        .await;
+    assert_eq!(
+        r,
+        json!({"result": {"output": "from the second handler", "exitCode": 0, "cancelled": false, "truncated": false}})
+    );
+    let r = host
+        .call(
+            "event",
+            event(json!({"type": "session_before_compact", "preparation": {}, "branchEntries": []})),
+        )
+        .await;
+    assert_eq!(
+        r,
+        json!({"compaction": {"summary": "signal: true", "firstKeptEntryId": "e1", "tokensBefore": 10}})
+    );
+    host.shutdown().await;
+}
