@@ -18,6 +18,7 @@ mod ast_grep;
 mod dispatch_props;
 mod extension_events;
 mod extension_host;
+mod extension_imports;
 mod extension_pi073;
 mod mcp_tools;
 mod mutation_order;

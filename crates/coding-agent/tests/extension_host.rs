@@ -1,8 +1,8 @@
 //! The Node extension host (`node host.mjs --extensions <entries>`, protocol version 2) driven by
 //! a scripted fake pi (`extension_support`): registrations of several extensions in one process,
 //! load failures, commands and their context calls, tools with updates and abort, pending
-//! actions, npm dependencies, `create*Tool` through `tools.execute`, late registrations,
-//! rendering. The `event` request: `extension_events`; pi 0.73.1's own: `extension_pi073`.
+//! actions, late registrations, rendering. The `event` request: `extension_events`; what
+//! extensions import: `extension_imports`; pi 0.73.1's own: `extension_pi073`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -503,128 +503,6 @@ export default function (pi: ExtensionAPI & { pushPendingAction: Function }) {
         .call_err("pendingAction.reject", json!({"actionId": "action-1", "reason": "no"}))
         .await;
     assert_eq!(error["message"], "Unknown pending action: action-1");
-    host.shutdown().await;
-}
-
-#[tokio::test]
-async fn an_extensions_own_npm_dependencies_resolve_from_its_folder() {
-    let dir = tempfile::tempdir().unwrap();
-    let ext = dir.path().join("with-deps");
-    write(
-        &ext,
-        "node_modules/shout/package.json",
-        r#"{"name": "shout", "version": "1.0.0", "type": "module", "exports": "./index.js"}"#,
-    );
-    write(
-        &ext,
-        "node_modules/shout/index.js",
-        "export default (text) => text.toUpperCase() + \"!\";\n",
-    );
-    write(
-        &ext,
-        "node_modules/legacy/package.json",
-        r#"{"name": "legacy", "version": "1.0.0", "main": "main.js"}"#,
-    );
-    write(&ext, "node_modules/legacy/main.js", "exports.twice = (n) => n * 2;\n");
-    let entry = write(
-        &ext,
-        "index.ts",
-        r#"import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import shout from "shout";
-import { twice } from "legacy";
-export default function (pi: ExtensionAPI) {
-  pi.registerCommand(shout("loud"), { description: String(twice(21)), handler: async () => {} });
-}
-"#,
-    );
-    let Some(mut host) = ExtHost::start(std::slice::from_ref(&entry), dir.path()).await else {
-        return;
-    };
-    let init = host.initialize(dir.path()).await;
-    assert_eq!(
-        init["extensions"][0]["commands"],
-        json!([{"name": "LOUD!", "description": "42"}]),
-        "{init}"
-    );
-    host.shutdown().await;
-}
-
-#[tokio::test]
-async fn create_tool_factories_run_pis_built_ins_through_tools_execute() {
-    let dir = tempfile::tempdir().unwrap();
-    let entry = write(
-        dir.path(),
-        "wrap.ts",
-        r#"import { createBashTool, createReadTool, type ExtensionAPI } from "@mariozechner/pi-coding-agent";
-export default function (pi: ExtensionAPI) {
-  const bash = createBashTool(process.cwd());
-  const read = createReadTool(process.cwd());
-  pi.registerTool({
-    ...bash,
-    description: `${bash.description} (audited)`,
-    async execute(id, params, signal, onUpdate) {
-      const result = await bash.execute(id, params, signal, onUpdate);
-      return { ...result, details: { audited: true } };
-    },
-  });
-  pi.registerTool({
-    ...read,
-    async execute(id, params, signal, onUpdate) {
-      try {
-        return await read.execute(id, params, signal, onUpdate);
-      } catch (error) {
-        return { content: [{ type: "text", text: `read failed: ${(error as Error).message}` }] };
-      }
-    },
-  });
-}
-"#,
-    );
-    let Some(mut host) = ExtHost::start(std::slice::from_ref(&entry), dir.path()).await else {
-        return;
-    };
-    let init = host.initialize(dir.path()).await;
-    let tools = &init["extensions"][0]["tools"];
-    assert_eq!(tools[0]["name"], "bash");
-    assert_eq!(
-        tools[0]["parameters"]["properties"]["command"],
-        json!({"type": "string", "description": "Bash command to execute"})
-    );
-    assert!(tools[0]["description"].as_str().unwrap().ends_with("(audited)"));
-    assert_eq!(tools[1]["name"], "read");
-    host.answer(
-        "tools.execute",
-        json!({"content": [{"type": "text", "text": "ran by pi"}], "details": {"exitCode": 0}}),
-    );
-    let ctx = context(dir.path(), json!({}));
-    let result = host
-        .call(
-            "execute",
-            json!({"callId": "c9", "tool": "bash", "params": {"command": "echo hi"}, "context": ctx}),
-        )
-        .await;
-    assert_eq!(
-        result,
-        json!({"content": [{"type": "text", "text": "ran by pi"}], "details": {"audited": true}})
-    );
-    assert_eq!(
-        host.sent_of("tools.execute"),
-        [json!({"tool": "bash", "params": {"command": "echo hi"}, "callId": "c9"})]
-    );
-    // pi's error answer is the built-in's throw.
-    host.script.remove("tools.execute");
-    host.answer_error("tools.execute", "ENOENT: no such file: nope");
-    let result = host
-        .call("execute", json!({"callId": "c10", "tool": "read", "params": {"path": "nope"}, "context": context(dir.path(), json!({}))}))
-        .await;
-    assert_eq!(
-        result,
-        json!({"content": [{"type": "text", "text": "read failed: ENOENT: no such file: nope"}]})
-    );
-    assert_eq!(
-        host.sent_of("tools.execute")[1],
-        json!({"tool": "read", "params": {"path": "nope"}, "callId": "c10"})
-    );
     host.shutdown().await;
 }
 
