@@ -7,6 +7,7 @@
 //! Their insta snapshots are `tests/snapshots/all__<file>__<name>.snap`.
 
 mod ast_support;
+mod extension_support;
 mod process_support;
 mod support;
 
@@ -15,6 +16,10 @@ mod app_pending;
 mod ast_edit;
 mod ast_grep;
 mod dispatch_props;
+mod extension_events;
+mod extension_host;
+mod extension_imports;
+mod extension_pi073;
 mod mcp_tools;
 mod mutation_order;
 mod pending_props;

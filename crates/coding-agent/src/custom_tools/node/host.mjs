@@ -2,7 +2,15 @@
 // speaks the custom-tool process protocol (docs/custom-tools.md: JSON-RPC 2.0, one message per line)
 // on stdin / stdout.
 //
-//     node [flags] host.mjs <entry>
+//     node [flags] host.mjs <entry>                      (a custom tool: protocol version 1)
+//     node [flags] host.mjs --extensions <entry>...      (pi 0.73 extensions: protocol version 2)
+//
+// The host is shipped as ONE module made of parts, concatenated in this order by the crate
+// (custom_tools/node/mod.rs, `HOST_SOURCE`): host.mjs (this part: imports, the typebox shim, the
+// module hooks, the protocol channel and the custom-tool mode), tui.mjs (the pi-tui shim), shims.mjs
+// (the pi-coding-agent / pi-ai shims of extensions), extensions.mjs (the extension mode) and main.mjs
+// (picks the mode from argv). The parts share one scope; none runs anything when evaluated but
+// main.mjs.
 //
 // The Rust side (custom_tools/node/mod.rs) ships this file inside the crate, writes it to a cache
 // file and starts it in the entry's directory. On `initialize` the host imports the entry, calls its
@@ -27,7 +35,8 @@ import { spawn } from "node:child_process";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { readFileSync, statSync } from "node:fs";
 import * as nodeModule from "node:module";
-import { basename, dirname, resolve as resolvePath } from "node:path";
+import { homedir } from "node:os";
+import { basename, dirname, join as joinPath, resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -197,112 +206,9 @@ function StringEnum(values, options) {
   return Type.Unsafe({ type: "string", enum: [...values], ...(options ?? {}) });
 }
 
-/** The ANSI escape sequences a terminal does not display. */
-const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)/g;
-
-/** pi-tui's `visibleWidth`, roughly: the length without ANSI escapes. */
-function visibleWidth(text) {
-  return [...String(text).replace(ANSI, "")].length;
-}
-
-/** pi-tui's `truncateToWidth`, roughly. */
-function truncateToWidth(text, width, ellipsis = "...") {
-  const plain = [...String(text).replace(ANSI, "")];
-  if (plain.length <= width) return String(text);
-  return plain.slice(0, Math.max(0, width - ellipsis.length)).join("") + ellipsis;
-}
-
-/** The base of the pi-tui component stand-ins: renders nothing. The host never renders. */
-class Component {
-  /** Lines of the component at `width` columns. */
-  render(_width) {
-    return [];
-  }
-  /** Drops cached rendering. */
-  invalidate() {}
-}
-
-/** pi-tui's `Text`: some text with padding. */
-class Text extends Component {
-  constructor(text = "", paddingX = 1, paddingY = 1, customBgFn = undefined) {
-    super();
-    this.text = text;
-    this.paddingX = paddingX;
-    this.paddingY = paddingY;
-    this.customBgFn = customBgFn;
-  }
-  /** Replaces the text. */
-  setText(text) {
-    this.text = text;
-  }
-  render(_width) {
-    return String(this.text ?? "").split("\n");
-  }
-}
-
-/** pi-tui's `TruncatedText`. */
-class TruncatedText extends Text {}
-
-/** pi-tui's `Markdown` (rendered as its source). */
-class Markdown extends Text {}
-
-/** pi-tui's `Spacer`: empty lines. */
-class Spacer extends Component {
-  constructor(lines = 1) {
-    super();
-    this.lines = lines;
-  }
-  render(_width) {
-    return new Array(Math.max(0, this.lines)).fill("");
-  }
-}
-
-/** pi-tui's `Container`: children rendered one under the other. */
-class Container extends Component {
-  constructor() {
-    super();
-    this.children = [];
-  }
-  /** Appends a child. */
-  addChild(child) {
-    this.children.push(child);
-  }
-  /** Removes a child. */
-  removeChild(child) {
-    this.children = this.children.filter((c) => c !== child);
-  }
-  /** Removes every child. */
-  clear() {
-    this.children = [];
-  }
-  render(width) {
-    return this.children.flatMap((child) => child?.render?.(width) ?? []);
-  }
-}
-
-/** pi-tui's `Box`: a padded container. */
-class Box extends Container {
-  constructor(paddingX = 1, paddingY = 1, bgFn = undefined) {
-    super();
-    this.paddingX = paddingX;
-    this.paddingY = paddingY;
-    this.bgFn = bgFn;
-  }
-}
-
-/** A text style that leaves the text as it is (the host never renders). */
-const plain = (text) => String(text ?? "");
-
-/** pi-coding-agent's `getMarkdownTheme`: the styles pi-tui's `Markdown` takes. The host renders
- *  nothing, so every style returns its text unstyled (`highlightCode` its lines). */
-function getMarkdownTheme() {
-  const names = ["heading", "link", "linkUrl", "code", "codeBlock", "codeBlockBorder", "quote", "quoteBorder", "hr", "listBullet", "bold", "italic", "underline", "strikethrough"];
-  return { ...Object.fromEntries(names.map((name) => [name, plain])), highlightCode: (code) => String(code ?? "").split("\n") };
-}
-
 /** What the running host lends the shims: its way to take and give up a place in pi's per-file
  *  mutation queue, and the id of the call the current code runs for. */
-const hostLink = { lockFile: undefined, unlockFile: undefined };
+const hostLink = { lockFile: undefined, unlockFile: undefined, request: undefined };
 const callScope = new AsyncLocalStorage();
 
 /**
@@ -349,11 +255,10 @@ function placeholders(names) {
 const SHIMS = {
   typebox: { ...placeholders(TYPEBOX_TYPE_NAMES), Type, Kind, OptionalKind, ReadonlyKind, Hint },
   piAi: { ...placeholders(PI_AI_TYPE_NAMES), StringEnum },
-  piTui: {
-    ...placeholders(PI_TUI_TYPE_NAMES),
-    Component, Text, TruncatedText, Markdown, Spacer, Container, Box, visibleWidth, truncateToWidth,
-  },
-  codingAgent: { ...placeholders(CODING_AGENT_TYPE_NAMES), getMarkdownTheme, withFileMutationQueue },
+  // Filled by the pi-tui part (tui.mjs).
+  piTui: { ...placeholders(PI_TUI_TYPE_NAMES) },
+  // Completed by the extension shims (shims.mjs).
+  codingAgent: { ...placeholders(CODING_AGENT_TYPE_NAMES), withFileMutationQueue },
   piAgentCore: { ...placeholders(PI_AGENT_CORE_TYPE_NAMES) },
 };
 
@@ -785,8 +690,16 @@ function readonlySessionManager(session, cwd) {
   };
 }
 
-/** Runs the host on stdin / stdout for the tool module at `entryPath`. */
-function startHost(entryPath) {
+/**
+ * The connection to pi on stdin / stdout, shared by both modes of the host. From here on only
+ * protocol messages go to stdout: `console.log` and `process.stdout.write` of the loaded code go to
+ * stderr. `send` writes one message, `request` sends a request and resolves with pi's result (or
+ * rejects with its error), `notify` sends a notification; `listen` reads pi's messages and hands
+ * requests and notifications to `onRequest` / `onNotification` (responses settle `request`s);
+ * `onClose` runs when pi closes stdin, after every waiting request was rejected. `flush(done)`
+ * calls `done` once everything written reached stdout.
+ */
+function openChannel(label) {
   const writeProtocol = process.stdout.write.bind(process.stdout);
   const toStderr = process.stderr.write.bind(process.stderr);
   process.stdout.write = toStderr;
@@ -794,24 +707,12 @@ function startHost(entryPath) {
   console.info = console.error;
   console.debug = console.error;
   process.stdout.on("error", () => process.exit(0));
-  process.on("unhandledRejection", (error) => console.error("pi tool host: unhandled rejection:", error));
-  process.on("uncaughtException", (error) => console.error("pi tool host: uncaught exception:", error));
+  process.on("unhandledRejection", (error) => console.error(`${label}: unhandled rejection:`, error));
+  process.on("uncaughtException", (error) => console.error(`${label}: uncaught exception:`, error));
 
-  const entryUrl = pathToFileURL(resolvePath(entryPath)).href;
   /** Outgoing requests waiting for pi's answer, by id. */
   const waiting = new Map();
-  /** The AbortController of every call in flight, by callId. */
-  const calls = new Map();
-  /** Pushed pending actions, by actionId. */
-  const actions = new Map();
-  /** The pushes made in the current call or pending action (to answer with their failure). */
-  const pushScope = new AsyncLocalStorage();
-  const state = { cwd: process.cwd(), hasUI: false, started: false, tools: undefined, byName: new Map(), nextId: 0, nextAction: 0 };
-  let lastSession = { entries: [], sessionFile: undefined, previousSessionFile: undefined };
-  /** The model and the registry pi last sent (`context` of `execute` and `session`). */
-  const models = { current: undefined, all: [], available: [] };
-  let shuttingDown = false;
-  let warnedCustom = false;
+  let nextId = 0;
 
   /** Writes one message; `done` runs once it is flushed. */
   function send(message, done) {
@@ -827,7 +728,7 @@ function startHost(entryPath) {
 
   /** Sends a request to pi and waits for its result. */
   function request(method, params) {
-    const id = ++state.nextId;
+    const id = ++nextId;
     return new Promise((resolvePromise, reject) => {
       waiting.set(id, { resolve: resolvePromise, reject });
       send({ id, method, params });
@@ -839,6 +740,147 @@ function startHost(entryPath) {
     send({ method, params });
   }
 
+  function onResponse(message) {
+    const waiter = waiting.get(message.id);
+    if (waiter === undefined) return;
+    waiting.delete(message.id);
+    if (message.error !== undefined && message.error !== null) waiter.reject(new Error(messageOf(message.error)));
+    else waiter.resolve(message.result);
+  }
+
+  function listen({ onRequest, onNotification, onClose }) {
+    const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+    lines.on("line", (line) => {
+      if (line.trim() === "") return;
+      let message;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        console.error(`${label}: ignoring a line that is not JSON: ${line.slice(0, 80)}`);
+        return;
+      }
+      if (message === null || typeof message !== "object") return;
+      if (typeof message.method === "string") {
+        if (message.id !== undefined && message.id !== null) onRequest(message);
+        else onNotification(message);
+      } else if (message.id !== undefined) {
+        onResponse(message);
+      }
+    });
+    lines.on("close", () => {
+      for (const waiter of waiting.values()) waiter.reject(new Error("pi closed the connection"));
+      waiting.clear();
+      onClose();
+    });
+  }
+
+  return { send, request, notify, listen, flush: (done) => writeProtocol("", done) };
+}
+/**
+ * pi's pending actions (ours, `docs/resolve.md`) for a host talking to pi through `request`:
+ * `push` is the `pushPendingAction` given to tools and extensions, `withPushes(run)` runs code whose
+ * pushes must be accepted before it counts as done, and `apply` / `reject` serve the
+ * `pendingAction.apply` / `pendingAction.reject` requests. `label` prefixes messages on stderr.
+ */
+function makePendingActions(request, label) {
+  /** Pushed pending actions, by actionId. */
+  const actions = new Map();
+  /** The pushes made in the current call or pending action (to answer with their failure). */
+  const pushScope = new AsyncLocalStorage();
+  let nextAction = 0;
+
+  /** pi's `pushPendingAction`: stages `action` with pi; `apply` / `reject` are kept here and
+   *  called on `pendingAction.apply` / `reject`. Returns a thenable of pi's answer; a failure that
+   *  the tool does not await fails the call it was made in, as pi's synchronous throw would. */
+  function pushPendingAction(action) {
+    if (action === null || typeof action !== "object") throw new TypeError("pushPendingAction needs an action object");
+    if (typeof action.apply !== "function") throw new TypeError("pushPendingAction needs an apply function");
+    const actionId = `action-${++nextAction}`;
+    const hasReject = typeof action.reject === "function";
+    actions.set(actionId, { apply: action.apply, reject: hasReject ? action.reject : undefined });
+    const params = { actionId, label: String(action.label ?? ""), hasReject };
+    if (action.sourceToolName !== undefined) params.sourceToolName = String(action.sourceToolName);
+    if (action.details !== undefined) params.details = action.details;
+    const outcome = request("pendingAction.push", params).then(
+      () => undefined,
+      (error) => {
+        actions.delete(actionId);
+        return error;
+      },
+    );
+    const scope = pushScope.getStore();
+    const entry = { outcome, observed: false };
+    if (scope) scope.push(entry);
+    else outcome.then((error) => error && console.error(`${label}: pushPendingAction failed: ${messageOf(error)}`));
+    const settled = outcome.then((error) => {
+      if (error) throw error;
+    });
+    settled.catch(() => {});
+    return {
+      then(onFulfilled, onRejected) {
+        entry.observed = true;
+        return settled.then(onFulfilled, onRejected);
+      },
+      catch(onRejected) {
+        entry.observed = true;
+        return settled.catch(onRejected);
+      },
+      finally(onFinally) {
+        entry.observed = true;
+        return settled.finally(onFinally);
+      },
+    };
+  }
+
+  /** Runs `run` recording its pushes; once it succeeds, waits for pi to accept them and throws the
+   *  first failure the tool did not observe. */
+  async function withPushes(run) {
+    const pushes = [];
+    const value = await pushScope.run(pushes, run);
+    for (const entry of pushes) {
+      const error = await entry.outcome;
+      if (error && !entry.observed) throw error;
+    }
+    return value;
+  }
+
+  /** The pushed action `actionId`. It stays until its apply succeeds or its discard completes
+   *  (`settleAction`): after a failure pi may apply or discard it again. */
+  function findAction(actionId) {
+    const action = actions.get(actionId);
+    if (action === undefined) throw new RpcError(-32602, `Unknown pending action: ${actionId}`);
+    return action;
+  }
+
+  /** Forgets action `actionId`: pi resolved it and never mentions it again. */
+  function settleAction(actionId, action) {
+    if (actions.get(actionId) === action) actions.delete(actionId);
+  }
+
+  async function applyAction({ actionId, reason, extra } = {}) {
+    const action = findAction(actionId);
+    const result = normalizeResult(await withPushes(() => action.apply(reason ?? "", extra)));
+    settleAction(actionId, action);
+    return result;
+  }
+
+  async function rejectAction({ actionId, reason, extra } = {}) {
+    const action = findAction(actionId);
+    let result = null;
+    if (action.reject !== undefined) {
+      const value = await withPushes(() => action.reject(reason ?? "", extra));
+      if (value !== undefined && value !== null) result = normalizeResult(value);
+    }
+    settleAction(actionId, action);
+    return result;
+  }
+
+  return { push: pushPendingAction, withPushes, apply: applyAction, reject: rejectAction };
+}
+
+/** Lends the shims the connection to pi (`request`, and pi's per-file mutation queue). */
+function linkHost(request, notify) {
+  hostLink.request = request;
   hostLink.lockFile = async (path, callId) => {
     const params = { path };
     if (callId !== undefined) params.callId = callId;
@@ -847,10 +889,13 @@ function startHost(entryPath) {
   hostLink.unlockFile = (lockId) => {
     if (lockId !== undefined) notify("mutationQueue.unlock", { lockId });
   };
+}
 
-  /** pi's `exec`: runs a program in the session's directory, killed by `signal` or `timeout`. */
-  function exec(command, args = [], options = {}) {
-    const { signal, timeout, cwd } = options ?? {};
+/** pi's `exec`, for the working directory `cwd()`: runs a program there (or in `options.cwd`), killed by
+ *  `signal` or `timeout`. */
+function makeExec(cwd) {
+  return function exec(command, args = [], options = {}) {
+    const { signal, timeout } = options ?? {};
     return new Promise((resolvePromise) => {
       let stdout = "";
       let stderr = "";
@@ -872,7 +917,7 @@ function startHost(entryPath) {
         return;
       }
       const child = spawn(String(command), [...(args ?? [])].map(String), {
-        cwd: cwd ?? state.cwd,
+        cwd: options?.cwd ?? cwd(),
         stdio: ["ignore", "pipe", "pipe"],
         detached: process.platform !== "win32",
         windowsHide: true,
@@ -908,61 +953,27 @@ function startHost(entryPath) {
       if (typeof timeout === "number" && timeout > 0) timer = setTimeout(kill, timeout);
     });
   }
+}
 
-  /** pi's `pushPendingAction`: stages `action` with pi; `apply` / `reject` are kept here and
-   *  called on `pendingAction.apply` / `reject`. Returns a thenable of pi's answer; a failure that
-   *  the tool does not await fails the call it was made in, as pi's synchronous throw would. */
-  function pushPendingAction(action) {
-    if (action === null || typeof action !== "object") throw new TypeError("pushPendingAction needs an action object");
-    if (typeof action.apply !== "function") throw new TypeError("pushPendingAction needs an apply function");
-    const actionId = `action-${++state.nextAction}`;
-    const hasReject = typeof action.reject === "function";
-    actions.set(actionId, { apply: action.apply, reject: hasReject ? action.reject : undefined });
-    const params = { actionId, label: String(action.label ?? ""), hasReject };
-    if (action.sourceToolName !== undefined) params.sourceToolName = String(action.sourceToolName);
-    if (action.details !== undefined) params.details = action.details;
-    const outcome = request("pendingAction.push", params).then(
-      () => undefined,
-      (error) => {
-        actions.delete(actionId);
-        return error;
-      },
-    );
-    const scope = pushScope.getStore();
-    const entry = { outcome, observed: false };
-    if (scope) scope.push(entry);
-    else outcome.then((error) => error && console.error(`pi tool host: pushPendingAction failed: ${messageOf(error)}`));
-    const settled = outcome.then((error) => {
-      if (error) throw error;
-    });
-    settled.catch(() => {});
-    return {
-      then(onFulfilled, onRejected) {
-        entry.observed = true;
-        return settled.then(onFulfilled, onRejected);
-      },
-      catch(onRejected) {
-        entry.observed = true;
-        return settled.catch(onRejected);
-      },
-      finally(onFinally) {
-        entry.observed = true;
-        return settled.finally(onFinally);
-      },
-    };
-  }
+/** Runs the host on stdin / stdout for the tool module at `entryPath`. */
+function startHost(entryPath) {
+  const { send, request, notify, listen, flush } = openChannel("pi tool host");
 
-  /** Runs `run` recording its pushes; once it succeeds, waits for pi to accept them and throws the
-   *  first failure the tool did not observe. */
-  async function withPushes(run) {
-    const pushes = [];
-    const value = await pushScope.run(pushes, run);
-    for (const entry of pushes) {
-      const error = await entry.outcome;
-      if (error && !entry.observed) throw error;
-    }
-    return value;
-  }
+  const entryUrl = pathToFileURL(resolvePath(entryPath)).href;
+  /** The AbortController of every call in flight, by callId. */
+  const calls = new Map();
+  const state = { cwd: process.cwd(), hasUI: false, started: false, tools: undefined, byName: new Map() };
+  let lastSession = { entries: [], sessionFile: undefined, previousSessionFile: undefined };
+  /** The model and the registry pi last sent (`context` of `execute` and `session`). */
+  const models = { current: undefined, all: [], available: [] };
+  let shuttingDown = false;
+  let warnedCustom = false;
+
+  linkHost(request, notify);
+
+  const exec = makeExec(() => state.cwd);
+  const pending = makePendingActions(request, "pi tool host");
+  const { withPushes } = pending;
 
   const ui = {
     async select(title, options) {
@@ -1120,7 +1131,7 @@ function startHost(entryPath) {
       hasUI: state.hasUI,
       exec,
       ui,
-      pushPendingAction,
+      pushPendingAction: pending.push,
       typebox: SHIMS.typebox,
     };
     let tools;
@@ -1160,37 +1171,6 @@ function startHost(entryPath) {
     }
   }
 
-  /** The pushed action `actionId`. It stays until its apply succeeds or its discard completes
-   *  (`settleAction`): after a failure pi may apply or discard it again. */
-  function findAction(actionId) {
-    const action = actions.get(actionId);
-    if (action === undefined) throw new RpcError(-32602, `Unknown pending action: ${actionId}`);
-    return action;
-  }
-
-  /** Forgets action `actionId`: pi resolved it and never mentions it again. */
-  function settleAction(actionId, action) {
-    if (actions.get(actionId) === action) actions.delete(actionId);
-  }
-
-  async function applyAction({ actionId, reason, extra } = {}) {
-    const action = findAction(actionId);
-    const result = normalizeResult(await withPushes(() => action.apply(reason ?? "", extra)));
-    settleAction(actionId, action);
-    return result;
-  }
-
-  async function rejectAction({ actionId, reason, extra } = {}) {
-    const action = findAction(actionId);
-    let result = null;
-    if (action.reject !== undefined) {
-      const value = await withPushes(() => action.reject(reason ?? "", extra));
-      if (value !== undefined && value !== null) result = normalizeResult(value);
-    }
-    settleAction(actionId, action);
-    return result;
-  }
-
   async function session(params = {}) {
     takeContext(params.context);
     lastSession = {
@@ -1216,8 +1196,8 @@ function startHost(entryPath) {
   const handlers = {
     initialize,
     execute,
-    "pendingAction.apply": applyAction,
-    "pendingAction.reject": rejectAction,
+    "pendingAction.apply": pending.apply,
+    "pendingAction.reject": pending.reject,
     session,
     shutdown,
   };
@@ -1253,50 +1233,17 @@ function startHost(entryPath) {
     if (message.method === "cancel") calls.get(message.params?.callId)?.abort();
   }
 
-  function onResponse(message) {
-    const waiter = waiting.get(message.id);
-    if (waiter === undefined) return;
-    waiting.delete(message.id);
-    if (message.error !== undefined && message.error !== null) waiter.reject(new Error(messageOf(message.error)));
-    else waiter.resolve(message.result);
-  }
-
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  lines.on("line", (line) => {
-    if (line.trim() === "") return;
-    let message;
-    try {
-      message = JSON.parse(line);
-    } catch {
-      console.error(`pi tool host: ignoring a line that is not JSON: ${line.slice(0, 80)}`);
-      return;
-    }
-    if (message === null || typeof message !== "object") return;
-    if (typeof message.method === "string") {
-      if (message.id !== undefined && message.id !== null) onRequest(message);
-      else onNotification(message);
-    } else if (message.id !== undefined) {
-      onResponse(message);
-    }
+  listen({
+    onRequest,
+    onNotification,
+    onClose() {
+      // stdin ended without `shutdown` (pi went away, or a script piped its requests): answer what is
+      // in flight (2 s at most), let the tools clean up, then exit — within 5 s in all.
+      setTimeout(() => process.exit(0), 5000).unref();
+      const grace = new Promise((resolveGrace) => setTimeout(resolveGrace, 2000).unref());
+      Promise.race([Promise.allSettled([...inFlight]), grace])
+        .then(shutdown)
+        .finally(() => flush(() => process.exit(0)));
+    },
   });
-  lines.on("close", () => {
-    for (const waiter of waiting.values()) waiter.reject(new Error("pi closed the connection"));
-    waiting.clear();
-    // stdin ended without `shutdown` (pi went away, or a script piped its requests): answer what is
-    // in flight (2 s at most), let the tools clean up, then exit — within 5 s in all.
-    setTimeout(() => process.exit(0), 5000).unref();
-    const grace = new Promise((resolveGrace) => setTimeout(resolveGrace, 2000).unref());
-    Promise.race([Promise.allSettled([...inFlight]), grace])
-      .then(shutdown)
-      .finally(() => writeProtocol("", () => process.exit(0)));
-  });
-}
-
-if (!import.meta.url.endsWith(HOOKS_QUERY)) {
-  const entry = process.argv[2];
-  if (entry === undefined) {
-    process.stderr.write("usage: node host.mjs <tool module>\n");
-    process.exit(2);
-  }
-  startHost(entry);
 }

@@ -27,8 +27,19 @@ pub mod transpile;
 
 pub use transpile::{TranspileError, TranspiledModule};
 
-/// The Node host: a JavaScript module speaking the process protocol for one tool module.
-pub const HOST_SOURCE: &str = include_str!("host.mjs");
+/// The Node host: one JavaScript module speaking the process protocol, for one tool module
+/// (`node host.mjs <entry>`, protocol version 1) or for pi 0.73's extensions (`node host.mjs
+/// --extensions <entry>...`, version 2). It is written as parts that share one module scope,
+/// concatenated here in order: `host.mjs` (imports, typebox shim, module hooks, the protocol
+/// channel, the custom-tool mode), `tui.mjs` (the pi-tui shim), `shims.mjs` (the pi-coding-agent
+/// and pi-ai shims of extensions), `extensions.mjs` (the extension mode), `main.mjs` (argv).
+pub const HOST_SOURCE: &str = concat!(
+    include_str!("host.mjs"),
+    include_str!("tui.mjs"),
+    include_str!("shims.mjs"),
+    include_str!("extensions.mjs"),
+    include_str!("main.mjs"),
+);
 
 /// The environment variable naming the `node` to use (a path, or a name looked up on `PATH`).
 pub const NODE_ENV: &str = "PI_NODE";

@@ -653,7 +653,11 @@ async fn initialize_converts_typebox_schemas_and_keeps_stdout_clean() {
     assert_eq!(details["sameTypebox"], true);
     assert_eq!(details["hasUI"], true);
     assert_eq!(details["typeNameIsPlaceholder"], true);
-    assert_eq!(details["text"], json!(["a", "b"]));
+    // pi-tui's `Text` pads every line to the width (80 here).
+    assert_eq!(
+        details["text"],
+        json!([format!("a{}", " ".repeat(79)), format!("b{}", " ".repeat(79))])
+    );
     assert_eq!(details["cwd"], cwd.path().display().to_string());
     let process_cwd = PathBuf::from(details["processCwd"].as_str().unwrap());
     assert_eq!(
