@@ -26,6 +26,7 @@ use pi_ai::ModelRegistry;
 use pi_coding_agent::AgentSession;
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
+use pi_coding_agent::extensions::{ExtensionError, Extensions};
 use pi_coding_agent::{App, WarnFn};
 use pi_coding_agent::{
     ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
@@ -97,6 +98,8 @@ pub struct Prepared {
     /// Whether the interactive mode shows its start-up header (`quietStartup` hides it unless
     /// `--verbose`).
     pub show_header: bool,
+    /// The loaded extensions (`docs/extensions.md`), attached to the app.
+    pub extensions: Arc<Extensions>,
 }
 
 /// What a program embedding `pi` adds to it or changes.
@@ -165,10 +168,12 @@ pub async fn run_with(args: Args, io: Io, extensions: RunOptions) -> i32 {
         }
     };
     let app = prepared.app.clone();
+    let extensions = prepared.extensions.clone();
     let stop = watch_signals(app.session().clone());
     app.notify_tools(SessionReason::Start, None).await;
     let code = run_mode(&args, &io, prepared).await;
     app.notify_tools(SessionReason::Shutdown, None).await;
+    extensions.shutdown().await;
     stop.abort();
     code
 }
@@ -182,20 +187,22 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         tui_requests,
         tui_warnings,
         show_header,
+        extensions,
     } = prepared;
     let session = app.session().clone();
     match args.mode() {
         Mode::Rpc => {
             let ui = rpc_ui.unwrap_or_else(|| crate::modes::rpc::install_ui(&app, io.stdout.clone()));
-            crate::modes::rpc::run_rpc(app, ui).await
+            crate::modes::rpc::run_rpc_extended(app, ui, extensions).await
         }
         Mode::Json => {
             if prompts.is_empty() {
                 say(&io.stderr, "pi: no prompt given (pass a message or pipe input)");
                 return 1;
             }
-            crate::modes::print::run_json(
+            crate::modes::print::run_json_with(
                 &app,
+                &extensions,
                 app.header_json(),
                 prompts.messages,
                 io.stdout.clone(),
@@ -208,7 +215,8 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 say(&io.stderr, "pi: no prompt given (pass a message or pipe input)");
                 return 1;
             }
-            crate::modes::print::run_text(&app, prompts.messages, io.stdout.clone(), io.stderr.clone()).await
+            let (stdout, stderr) = (io.stdout.clone(), io.stderr.clone());
+            crate::modes::print::run_text_with(&app, &extensions, prompts.messages, stdout, stderr).await
         }
         Mode::Text if uses_tui(args, io) => {
             let header = if show_header {
@@ -406,7 +414,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         let warn_to = io.stderr.clone();
         (Arc::new(move |warning| say(&warn_to, &warning)), None)
     };
-    let (session, rpc_ui, tui_requests) = build_session(
+    let (session, rpc_ui, tui_requests, extensions) = build_session(
         args,
         &settings,
         &choice,
@@ -421,7 +429,20 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     let env_session_dir = std::env::var(SESSION_DIR_ENV).ok();
     let root = session_root(args, env_session_dir.as_deref(), &settings, &cwd, &paths);
     let store = sessions::open_store(args, &cwd, &root, io).await?;
-    let app = App::new(session, store, registry, (!args.no_session).then_some(root), warn);
+    let app = App::new(
+        session,
+        store,
+        registry,
+        (!args.no_session).then_some(root),
+        warn.clone(),
+    );
+    extensions.attach(&app);
+    extensions.set_report(extension_report(args, rpc_ui.as_ref(), &warn));
+    if let Err(errors) = extensions.apply_flags(&args.extension_flags).await {
+        let lines: Vec<String> = errors.iter().map(|error| format!("Error: {error}")).collect();
+        extensions.shutdown().await;
+        return Err(CliError::ExtensionFlags(lines.join("\n")));
+    }
     app.set_scoped_models(scope);
     app.set_compaction_settings(pi_coding_agent::compaction::CompactionSettings::from_settings(
         &settings.raw,
@@ -440,7 +461,30 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         tui_requests,
         tui_warnings,
         show_header: shows_header(args, &settings),
+        extensions,
     }))
+}
+
+/// Where extension errors go: an `extension_error` line in RPC mode (pi's
+/// `{"type":"extension_error","extensionPath","event","error"}`), else the warnings
+/// (`Extension error (<path>): <message>`, pi's print-mode line).
+fn extension_report(
+    args: &Args,
+    rpc_ui: Option<&crate::modes::rpc::RpcUi>,
+    warn: &WarnFn,
+) -> pi_coding_agent::extensions::ReportFn {
+    if args.mode() == Mode::Rpc
+        && let Some(ui) = rpc_ui
+    {
+        let writer = ui.writer().clone();
+        return Arc::new(move |error: &ExtensionError| {
+            writer.line(&crate::modes::rpc::extension_error_line(error));
+        });
+    }
+    let warn = warn.clone();
+    Arc::new(move |error: &ExtensionError| {
+        warn(format!("Extension error ({}): {}", error.extension(), error.message()));
+    })
 }
 
 /// Whether the interactive mode shows its start-up header: not with `quietStartup`, unless
@@ -469,12 +513,13 @@ fn tool_selection(args: &Args) -> ToolSelection {
     }
 }
 
-/// The session, and the user interface installed for RPC or interactive mode before the custom
-/// tools loaded.
+/// The session, the user interface installed for RPC or interactive mode before the custom
+/// tools loaded, and the extensions.
 type PreparedSession = (
     AgentSession,
     Option<crate::modes::rpc::RpcUi>,
     Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::UiRequest>>,
+    Arc<Extensions>,
 );
 
 /// Builds the session with [`SessionBuilder`] from the flags and settings; custom tools that fail
@@ -507,6 +552,13 @@ async fn build_session(
     for factory in &extensions.factories {
         builder = builder.factory(factory.clone());
     }
+    // Extensions (`-e`, `--no-extensions`, the discovered ones) load while the custom tools do;
+    // packages (`npm:` / `git:` sources) add their entries through `resolved`.
+    builder = builder.extensions(pi_coding_agent::ExtensionSetup {
+        paths: args.extension.clone(),
+        no_extensions: args.no_extensions,
+        resolved: Vec::new(),
+    });
     // RPC mode answers tools' questions, and so does the interactive mode with dialogs: the
     // builder installs their user interface before the tools load, so that they see `hasUI`.
     let mut rpc_ui = None;
@@ -527,7 +579,11 @@ async fn build_session(
     for error in &built.load_errors {
         warn(format!("pi: custom tool {error}"));
     }
-    Ok((built.session, rpc_ui, tui_requests))
+    // pi's words: `Error: Failed to load extension "<path>": <why>`.
+    for error in &built.extension_errors {
+        warn(format!("Error: {error}"));
+    }
+    Ok((built.session, rpc_ui, tui_requests, Arc::new(built.extensions)))
 }
 
 #[cfg(test)]

@@ -136,6 +136,12 @@ pub struct PromptParts<'a> {
     pub cwd: String,
     /// Where the documentation section points.
     pub docs: DocsLocation,
+    /// Tools' own one-line summaries (an extension tool's `promptSnippet`), by name: they replace
+    /// the built-in summary or the description's first line.
+    pub snippets: std::collections::HashMap<String, String>,
+    /// Tools' own guidelines (an extension tool's `promptGuidelines`), by name: they replace a
+    /// built-in's (pi does not inherit them when an extension overrides a built-in).
+    pub guidelines: std::collections::HashMap<String, Vec<String>>,
 }
 
 /// Builds the system prompt the way pi 0.73.1 does: the base text (tools, guidelines, the
@@ -156,7 +162,7 @@ pub struct PromptParts<'a> {
 pub fn build_system_prompt(parts: &PromptParts<'_>) -> String {
     let mut prompt = match &parts.custom {
         Some(custom) => custom.clone(),
-        None => base_prompt(&parts.tools, &parts.docs),
+        None => base_prompt(parts),
     };
     if let Some(append) = parts.append.as_deref().filter(|a| !a.is_empty()) {
         prompt.push_str("\n\n");
@@ -176,13 +182,19 @@ pub fn build_system_prompt(parts: &PromptParts<'_>) -> String {
     prompt
 }
 
-fn base_prompt(tools: &[(&str, &str)], docs: &DocsLocation) -> String {
+fn base_prompt<'a>(parts: &'a PromptParts<'_>) -> String {
+    let (tools, docs) = (&parts.tools, &parts.docs);
     let has = |name: &str| tools.iter().any(|(n, _)| *n == name);
     let listed: Vec<String> = tools
         .iter()
         .filter_map(|(name, description)| {
-            let summary = match tool_snippet(name) {
-                Some(snippet) => snippet.to_owned(),
+            let summary = match parts
+                .snippets
+                .get(*name)
+                .map(String::as_str)
+                .or_else(|| tool_snippet(name))
+            {
+                Some(snippet) => snippet.trim().to_owned(),
                 // A tool of ours or a custom tool without a built-in snippet: its first line.
                 None => description.lines().next().unwrap_or("").trim().to_owned(),
             };
@@ -195,8 +207,9 @@ fn base_prompt(tools: &[(&str, &str)], docs: &DocsLocation) -> String {
         listed.join("\n")
     };
     let mut guidelines: Vec<&str> = Vec::new();
-    let mut add = |line: &'static str| {
-        if !guidelines.contains(&line) {
+    let mut add = |line: &'a str| {
+        let line = line.trim();
+        if !line.is_empty() && !guidelines.contains(&line) {
             guidelines.push(line);
         }
     };
@@ -206,9 +219,10 @@ fn base_prompt(tools: &[(&str, &str)], docs: &DocsLocation) -> String {
     } else if has("bash") {
         add("Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)");
     }
-    for (name, _) in tools {
-        for line in tool_guidelines(name) {
-            add(line);
+    for (name, _) in tools.iter() {
+        match parts.guidelines.get(*name) {
+            Some(own) => own.iter().for_each(|line| add(line)),
+            None => tool_guidelines(name).iter().for_each(|line| add(line)),
         }
     }
     add("Be concise in your responses");

@@ -123,7 +123,7 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
         "get_tree" => Ok(Some(rpc.app.tree_json())),
         "get_last_assistant_text" => Ok(Some(last_assistant_text(rpc))),
         "set_session_name" => set_session_name(rpc, &command),
-        "get_commands" => Ok(Some(json!({"commands": []}))),
+        "get_commands" => Ok(Some(json!({"commands": rpc.extensions.commands_json()}))),
         "compact" => {
             // In the background, so that `abort_compaction` (or `abort`) can reach it.
             let (task_rpc, task_id) = (rpc.clone(), id.clone());
@@ -165,6 +165,22 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
         Ok(message) => message,
         Err(error) => return rpc.respond("prompt", id, Err(error)),
     };
+    // pi checks extension commands first: `/name args` runs the command (its errors are an
+    // `extension_error` line), then the prompt is answered.
+    if let Some(text) = command.get("message").and_then(Value::as_str)
+        && let Some((name, _)) = pi_coding_agent::extensions::split_command(text)
+        && rpc.extensions.commands().iter().any(|c| c.invocation_name == name)
+    {
+        let (runner, text, id) = (rpc.clone(), text.to_owned(), id.cloned());
+        let run = tokio::spawn(async move {
+            if let Some(Err(error)) = runner.extensions.run_command(&text).await {
+                runner.writer.line(&super::extension_error_line(&error));
+            }
+            runner.respond("prompt", id.as_ref(), Ok(None));
+        });
+        rpc.runs.lock().unwrap_or_else(|p| p.into_inner()).push(run);
+        return;
+    }
     let session = rpc.app.session();
     if rpc.running.load(Ordering::SeqCst) {
         let reply = match command.get("streamingBehavior").and_then(Value::as_str) {

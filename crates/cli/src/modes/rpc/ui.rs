@@ -128,13 +128,61 @@ impl ToolUi for RpcUi {
     }
 
     fn notify(&self, message: &str, kind: NotifyKind) {
-        self.writer.line(&json!({
+        self.tell(json!({"method": "notify", "message": message, "notifyType": kind.as_str()}));
+    }
+
+    async fn editor(&self, title: &str, prefill: Option<&str>) -> Option<String> {
+        let mut request = json!({"method": "editor", "title": title});
+        if let Some(prefill) = prefill {
+            request["prefill"] = prefill.into();
+        }
+        let response = self.ask(request).await?;
+        if cancelled(&response) {
+            return None;
+        }
+        response.get("value").and_then(Value::as_str).map(str::to_owned)
+    }
+
+    fn set_status(&self, key: &str, text: Option<&str>) {
+        let mut request = json!({"method": "setStatus", "statusKey": key});
+        if let Some(text) = text {
+            request["statusText"] = text.into();
+        }
+        self.tell(request);
+    }
+
+    fn set_widget(&self, key: &str, lines: Option<&[String]>, placement: Option<&str>) {
+        let mut request = json!({"method": "setWidget", "widgetKey": key});
+        if let Some(lines) = lines {
+            request["widgetLines"] = json!(lines);
+        }
+        if let Some(placement) = placement {
+            request["widgetPlacement"] = placement.into();
+        }
+        self.tell(request);
+    }
+
+    fn set_title(&self, title: &str) {
+        self.tell(json!({"method": "setTitle", "title": title}));
+    }
+
+    fn set_editor_text(&self, text: &str) {
+        self.tell(json!({"method": "set_editor_text", "text": text}));
+    }
+}
+
+impl RpcUi {
+    /// A fire-and-forget `extension_ui_request` (`notify`, `setStatus`, …): `type` and `id`
+    /// first, then `fields`, as pi writes them.
+    fn tell(&self, fields: Value) {
+        let mut request = json!({
             "type": "extension_ui_request",
             "id": uuid::Uuid::new_v4().to_string(),
-            "method": "notify",
-            "message": message,
-            "notifyType": kind.as_str(),
-        }));
+        });
+        if let (Value::Object(request), Value::Object(fields)) = (&mut request, fields) {
+            request.extend(fields);
+        }
+        self.writer.line(&request);
     }
 }
 
