@@ -311,3 +311,21 @@ def mark(args, ctx):
     assert!(!entries.iter().any(|e| e["customType"] == "marked"));
     assert!(entries.iter().any(|e| e["customType"] == "python-guard.greeting"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn help_lists_the_flags_extensions_register_as_pi_does() {
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    let dir = sandbox.root().join("exts");
+    let body = "ext.flag('plan', description='Start in plan mode')\next.flag('level', type='string')\n";
+    let level = python_extension(&dir, "flags", body, None);
+    let out = sandbox.run(&["-e", &level.display().to_string(), "--help"]).await;
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    let expected = format!(
+        "\nExtension CLI Flags:\n  --plan                      Start in plan mode\n  --level <value>             Registered by {}\n",
+        level.display()
+    );
+    assert!(help.ends_with(&expected), "{help}");
+    let plain = sandbox.run(&["--help"]).await;
+    assert!(!text(&plain.stdout).contains("Extension CLI Flags:"));
+}

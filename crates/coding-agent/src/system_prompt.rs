@@ -350,7 +350,47 @@ mod tests {
             now: pi_test_support::pi_recorded::RECORDED_DATE.into(),
             cwd: cwd.into(),
             docs: DocsLocation::bundled(),
+            ..Default::default()
         })
+    }
+
+    #[test]
+    fn an_extension_tools_snippet_and_guidelines_replace_the_defaults() {
+        let parts = |snippets: &[(&str, &str)], guidelines: &[(&str, &[&str])]| PromptParts {
+            tools: vec![("read", "Read a file"), ("word_count", "Count words\nin a text")],
+            snippets: snippets
+                .iter()
+                .map(|(n, s)| ((*n).to_owned(), (*s).to_owned()))
+                .collect(),
+            guidelines: guidelines
+                .iter()
+                .map(|(n, g)| ((*n).to_owned(), g.iter().map(|l| (*l).to_owned()).collect()))
+                .collect(),
+            ..Default::default()
+        };
+        let plain = build_system_prompt(&parts(&[], &[]));
+        assert!(
+            plain.contains("- read: Read file contents\n- word_count: Count words\n"),
+            "{plain}"
+        );
+        assert!(plain.contains("- Use read to examine files instead of cat or sed."));
+        let own = build_system_prompt(&parts(
+            &[("read", "Read with logging"), ("word_count", " Count the words ")],
+            &[
+                ("read", &["Read through the log."]),
+                ("word_count", &["Use word_count.", " ", "Use word_count."]),
+            ],
+        ));
+        assert!(
+            own.contains("- read: Read with logging\n- word_count: Count the words\n"),
+            "{own}"
+        );
+        assert!(
+            !own.contains("instead of cat or sed"),
+            "an override inherits no guideline: {own}"
+        );
+        assert_eq!(own.matches("- Use word_count.").count(), 1, "{own}");
+        assert!(own.contains("- Read through the log.\n- Use word_count.\n"), "{own}");
     }
 
     const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];

@@ -267,9 +267,23 @@ fn settings_entries(file: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// `path` against `base`, with `.` and `..` resolved as written (pi's `path.resolve`; links are
+/// not followed).
 fn absolute(base: &Path, path: &Path) -> PathBuf {
+    use std::path::Component;
     let joined = base.join(path);
-    std::path::absolute(&joined).unwrap_or(joined)
+    let joined = std::path::absolute(&joined).unwrap_or(joined);
+    let mut resolved = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            other => resolved.push(other),
+        }
+    }
+    resolved
 }
 
 #[cfg(test)]
@@ -342,10 +356,7 @@ mod tests {
         assert_eq!(missing.len(), 1);
         assert_eq!(
             missing[0].to_string(),
-            format!(
-                "Extension path does not exist: {}",
-                cwd.join(".pi/../nowhere.ts").display()
-            )
+            format!("Extension path does not exist: {}", cwd.join("nowhere.ts").display())
         );
         assert_eq!(entries[4].source_info()["source"], "auto");
         assert_eq!(entries[4].source_info()["scope"], "project");

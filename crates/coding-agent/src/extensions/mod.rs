@@ -368,6 +368,11 @@ impl Extensions {
         self.hub.attach(app.clone());
     }
 
+    /// Reports `error` where [`Extensions::set_report`] said (a command's failure, from a mode).
+    pub fn report(&self, error: &ExtensionError) {
+        self.hub.report(error);
+    }
+
     /// Where handler errors are reported from now on.
     pub fn set_report(&self, report: ReportFn) {
         self.hub.set_report(report);

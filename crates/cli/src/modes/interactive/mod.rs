@@ -73,6 +73,8 @@ pub struct InteractiveOptions {
     pub warnings: Option<mpsc::UnboundedReceiver<String>>,
     /// Show the session's earlier messages (a continued or resumed session).
     pub show_history: bool,
+    /// The loaded extensions: a sent `/name args` naming one of their commands runs it.
+    pub extensions: Option<Arc<pi_coding_agent::extensions::Extensions>>,
 }
 
 impl Default for InteractiveOptions {
@@ -84,6 +86,7 @@ impl Default for InteractiveOptions {
             requests: None,
             warnings: None,
             show_history: true,
+            extensions: None,
         }
     }
 }
@@ -179,8 +182,9 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     }
     screen.set_renderers(renderers(app));
     refresh(&mut screen, app);
+    let extensions = options.extensions.clone();
     if !options.initial.is_empty() {
-        start_run(&mut screen, app, options.initial, &run_tx);
+        start_run(&mut screen, app, extensions.as_ref(), options.initial, &run_tx);
     }
 
     let mut code = 0;
@@ -234,7 +238,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
             _ = ticker.tick(), if screen.is_running() => screen.tick(),
         }
         if let Some(action) = action
-            && !perform(action, &mut screen, app, &run_tx).await
+            && !perform(action, &mut screen, app, extensions.as_ref(), &run_tx).await
         {
             break;
         }
@@ -297,14 +301,31 @@ fn refresh(screen: &mut Screen, app: &App) {
     screen.set_pending(session.pending_actions().peek().map(|action| action.label.clone()));
 }
 
-/// Starts a run of `messages` in the background.
-fn start_run(screen: &mut Screen, app: &App, messages: Vec<AgentMessage>, done: &mpsc::UnboundedSender<RunResult>) {
+/// Starts a run of `messages` in the background; a message naming an extension command runs the
+/// command instead (pi checks extension commands first), its failure reported as a notice.
+fn start_run(
+    screen: &mut Screen,
+    app: &App,
+    extensions: Option<&Arc<pi_coding_agent::extensions::Extensions>>,
+    messages: Vec<AgentMessage>,
+    done: &mpsc::UnboundedSender<RunResult>,
+) {
     screen.set_running(true);
     let app = app.clone();
     let done = done.clone();
+    let extensions = extensions.cloned();
     tokio::spawn(async move {
         let mut result = Ok(());
         for message in messages {
+            if let Some(extensions) = &extensions
+                && let Some(text) = message.as_user().map(|user| user.content.text())
+                && let Some(outcome) = extensions.run_command(&text).await
+            {
+                if let Err(error) = outcome {
+                    extensions.report(&error);
+                }
+                continue;
+            }
             result = app.prompt(message).await;
             if result.is_err() {
                 break;
@@ -315,11 +336,17 @@ fn start_run(screen: &mut Screen, app: &App, messages: Vec<AgentMessage>, done: 
 }
 
 /// Carries out `action`; `false` to leave.
-async fn perform(action: Action, screen: &mut Screen, app: &App, runs: &mpsc::UnboundedSender<RunResult>) -> bool {
+async fn perform(
+    action: Action,
+    screen: &mut Screen,
+    app: &App,
+    extensions: Option<&Arc<pi_coding_agent::extensions::Extensions>>,
+    runs: &mpsc::UnboundedSender<RunResult>,
+) -> bool {
     let session = app.session();
     match action {
         Action::Exit => return false,
-        Action::Prompt(text) => start_run(screen, app, vec![AgentMessage::user(text)], runs),
+        Action::Prompt(text) => start_run(screen, app, extensions, vec![AgentMessage::user(text)], runs),
         Action::Steer(text) => session.steer(AgentMessage::user(text)),
         Action::FollowUp(text) => session.follow_up(AgentMessage::user(text)),
         Action::RestoreQueued => {
