@@ -54,12 +54,7 @@ async fn print_mode_runs_a_multi_turn_tool_session() {
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[0].line, "POST /v1/chat/completions");
     let first = requests[0].json();
-    let tools: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = openai::tool_names(&first);
     assert_eq!(
         tools,
         ["read", "bash", "edit", "write"],

@@ -8,41 +8,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-
+use pi_test_support::extensions::{examples_dir, python_extension};
 use pi_test_support::sandbox::{Sandbox, text};
 use pi_test_support::{MockServer, openai};
 use serde_json::{Value, json};
 
 use crate::rpc::Rpc;
 
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/extensions")
-}
-
 fn python_guard() -> String {
-    examples().join("python-guard").display().to_string()
-}
-
-/// Writes a Python extension `name` under `dir`: an `extension.json` (with `timeout` ms when
-/// given) and an `extension.py` that starts with the `pi_extension` import and `ext`, then
-/// `body`, then `ext.run()`.
-fn python_extension(dir: &Path, name: &str, body: &str, timeout: Option<u64>) -> PathBuf {
-    let root = dir.join(name);
-    std::fs::create_dir_all(&root).unwrap();
-    let mut manifest = json!({"command": "python3", "args": ["extension.py"]});
-    if let Some(timeout) = timeout {
-        manifest["timeout"] = json!(timeout);
-    }
-    std::fs::write(root.join("extension.json"), manifest.to_string()).unwrap();
-    let lib = examples().join("lib");
-    let script = format!(
-        "import sys\nsys.path.insert(0, {lib:?})\nimport pi_extension\next = pi_extension.Extension(path={root:?})\n{body}\next.run()\n",
-        lib = lib.display().to_string(),
-        root = root.display().to_string(),
-    );
-    std::fs::write(root.join("extension.py"), script).unwrap();
-    root
+    examples_dir().join("python-guard").display().to_string()
 }
 
 fn lines(bytes: &[u8]) -> Vec<String> {
@@ -82,13 +56,8 @@ async fn the_python_example_s_tool_runs_and_its_prompt_metadata_reaches_the_syst
         system.contains("- Use word_count to count words instead of counting them yourself."),
         "{system}"
     );
-    let tools: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
-    assert!(tools.contains(&"word_count"), "{tools:?}");
+    let tools = openai::tool_names(&first);
+    assert!(tools.iter().any(|t| t == "word_count"), "{tools:?}");
     let second = requests[1].json();
     let result = second["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(result["role"], "tool");

@@ -6,19 +6,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use pi_agent_core::faux::FauxModel;
 use pi_coding_agent::custom_tools::ToolApi;
 use pi_coding_agent::extensions::{EntryKind, ExtensionEntry, ExtensionError, Extensions, LoadOptions, Origin};
 use pi_coding_agent::{ExtensionSetup, SessionBuilder};
+use pi_test_support::extensions::{examples_dir, python_extension};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/extensions")
-}
 
 fn entry(dir: &Path) -> ExtensionEntry {
     ExtensionEntry {
@@ -29,20 +26,6 @@ fn entry(dir: &Path) -> ExtensionEntry {
         origin: Origin::Cli,
         base_dir: None,
     }
-}
-
-fn python_extension(dir: &Path, name: &str, body: &str, timeout: u64) -> PathBuf {
-    let root = dir.join(name);
-    std::fs::create_dir_all(&root).unwrap();
-    let manifest = json!({"command": "python3", "args": ["extension.py"], "timeout": timeout});
-    std::fs::write(root.join("extension.json"), manifest.to_string()).unwrap();
-    let script = format!(
-        "import sys\nsys.path.insert(0, {lib:?})\nimport pi_extension\next = pi_extension.Extension(path={root:?})\n{body}\next.run()\n",
-        lib = examples().join("lib").display().to_string(),
-        root = root.display().to_string(),
-    );
-    std::fs::write(root.join("extension.py"), script).unwrap();
-    root
 }
 
 async fn handle(extensions: &Extensions, event: Value) -> Vec<Result<Option<Value>, ExtensionError>> {
@@ -57,7 +40,7 @@ async fn handle(extensions: &Extensions, event: Value) -> Vec<Result<Option<Valu
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_example_blocks_rm_rf_and_transforms_input() {
     let dir = tempfile::tempdir().unwrap();
-    let guard = examples().join("python-guard");
+    let guard = examples_dir().join("python-guard");
     let extensions = Extensions::load(vec![entry(&guard)], &ToolApi::new(dir.path()), LoadOptions::default()).await;
     assert!(extensions.load_errors().is_empty(), "{:?}", extensions.load_errors());
     let registered = extensions.registrations();
@@ -107,7 +90,7 @@ def handler(event, ctx):
         time.sleep(3600)
     return {"action": "transform", "text": event["text"] + "!"}
 "#;
-    let root = python_extension(dir.path(), "flaky", body, 500);
+    let root = python_extension(dir.path(), "flaky", body, Some(500));
     let extensions = Extensions::load(vec![entry(&root)], &ToolApi::new(dir.path()), LoadOptions::default()).await;
     let reported = Arc::new(Mutex::new(Vec::new()));
     let sink = reported.clone();
@@ -181,8 +164,8 @@ def hello(args, ctx):
 def report(args, ctx):
     raise pi_extension.ToolError(repr(received))
 "#;
-    let first = python_extension(dir.path(), "reader", reader, 5000);
-    let second = python_extension(dir.path(), "sender", sender, 5000);
+    let first = python_extension(dir.path(), "reader", reader, Some(5000));
+    let second = python_extension(dir.path(), "sender", sender, Some(5000));
     let faux = FauxModel::new();
     let built = SessionBuilder::new(dir.path(), faux.model())
         .stream_fn(Arc::new(faux.clone()))

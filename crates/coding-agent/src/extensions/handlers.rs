@@ -64,7 +64,7 @@ impl Handler for ExtensionHandlers {
                 if let Some(&process) = self.process.get()
                     && let Err(why) = self.hub.register(process, &params)
                 {
-                    self.hub.report(&super::ExtensionError::Process {
+                    self.hub.report(&super::runner::ExtensionError::Process {
                         extension: text_of(&params, "path").unwrap_or_default(),
                         message: format!("register failed: {why}"),
                     });

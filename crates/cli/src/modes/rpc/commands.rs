@@ -174,7 +174,7 @@ fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>) {
         let (runner, text, id) = (rpc.clone(), text.to_owned(), id.cloned());
         let run = tokio::spawn(async move {
             if let Some(Err(error)) = runner.extensions.run_command(&text).await {
-                runner.writer.line(&super::extension_error_line(&error));
+                runner.writer.line(&super::ui::extension_error_line(&error));
             }
             runner.respond("prompt", id.as_ref(), Ok(None));
         });

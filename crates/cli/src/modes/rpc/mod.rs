@@ -23,9 +23,9 @@ use tokio::sync::mpsc;
 use super::print::Output;
 use pi_coding_agent::App;
 use pi_coding_agent::SessionEvent;
-use pi_coding_agent::extensions::{ExtensionError, Extensions};
+use pi_coding_agent::extensions::Extensions;
 
-pub use ui::RpcUi;
+pub use ui::{RpcUi, extension_error_line};
 pub use writer::Writer;
 
 use state::Rpc;
@@ -72,17 +72,6 @@ pub async fn run_rpc(app: App, ui: RpcUi) -> i32 {
 /// lists them.
 pub async fn run_rpc_extended(app: App, ui: RpcUi, extensions: Arc<Extensions>) -> i32 {
     run_rpc_lines(app, ui, extensions, stdin_lines()).await
-}
-
-/// An extension's error as pi 0.73.1 writes it in RPC mode:
-/// `{"type":"extension_error","extensionPath","event","error"}`.
-pub fn extension_error_line(error: &ExtensionError) -> Value {
-    serde_json::json!({
-        "type": "extension_error",
-        "extensionPath": error.extension(),
-        "event": error.event(),
-        "error": error.message(),
-    })
 }
 
 /// Installs the RPC client as the session's user interface, before custom tools load (so they see

@@ -85,6 +85,17 @@ impl RpcUi {
     }
 }
 
+/// An extension's error as pi 0.73.1 writes it in RPC mode:
+/// `{"type":"extension_error","extensionPath","event","error"}`.
+pub fn extension_error_line(error: &pi_coding_agent::extensions::ExtensionError) -> Value {
+    json!({
+        "type": "extension_error",
+        "extensionPath": error.extension(),
+        "event": error.event(),
+        "error": error.message(),
+    })
+}
+
 fn cancelled(response: &Value) -> bool {
     response.get("cancelled").and_then(Value::as_bool) == Some(true)
 }
