@@ -374,7 +374,7 @@ async fn perform(
             screen.transcript_mut().user_resolution(verb, &reason, result, is_error);
             refresh(screen, app);
         }
-        Action::Command(command) => command_action(command, screen, app).await,
+        Action::Command(command) => command_action(command, screen, app, extensions).await,
         Action::Pick { kind, id } => picked(kind, &id, screen, app).await,
     }
     true
@@ -391,7 +391,12 @@ fn busy(screen: &mut Screen) -> bool {
     screen.is_running()
 }
 
-async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
+async fn command_action(
+    command: SlashCommand,
+    screen: &mut Screen,
+    app: &App,
+    extensions: Option<&Arc<pi_coding_agent::extensions::Extensions>>,
+) {
     match command {
         SlashCommand::Compact(instructions) => {
             let messages = app.with_store(|store| {
@@ -521,6 +526,12 @@ async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
         SlashCommand::Help => {
             let mut text = String::from("Commands:");
             for (name, help) in COMMANDS {
+                text.push_str(&format!("\n  {name:<10} {help}"));
+            }
+            // The extensions' commands, by their invocation names.
+            for command in extensions.map(|e| e.commands()).unwrap_or_default() {
+                let name = format!("/{}", command.invocation_name);
+                let help = command.description.unwrap_or_default();
                 text.push_str(&format!("\n  {name:<10} {help}"));
             }
             text.push_str(
