@@ -10,9 +10,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use pi_agent_core::faux::FauxModel;
+use pi_ai::ModelRegistry;
 use pi_coding_agent::custom_tools::ToolApi;
 use pi_coding_agent::extensions::{EntryKind, ExtensionEntry, ExtensionError, Extensions, LoadOptions, Origin};
-use pi_coding_agent::{ExtensionSetup, SessionBuilder};
+use pi_coding_agent::{App, ExtensionSetup, SessionBuilder};
+use pi_session_store::SessionManager;
 use pi_test_support::extensions::{examples_dir, python_extension};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -142,7 +144,9 @@ seen = []
 def greeted(data):
     seen.append(data)
     # Registered after initialize: a command of its own.
-    ext._notify("register", {"path": ext.path, "commands": [{"name": "late", "description": "Came later"}]})
+    ext._notify("register", {"path": ext.path, "commands": [{"name": "late", "description": "Came later"}],
+                             "tools": [{"name": "late_tool", "description": "Came later",
+                                        "parameters": {"type": "object", "properties": {}}}]})
 
 @ext.command("read-notes")
 def read_notes(args, ctx):
@@ -180,16 +184,27 @@ def report(args, ctx):
         .unwrap();
     let extensions = built.extensions;
     assert!(built.extension_errors.is_empty(), "{:?}", built.extension_errors);
+    let app = App::new(
+        built.session,
+        SessionManager::in_memory(dir.path()),
+        Arc::new(ModelRegistry::builtin()),
+        None,
+        Arc::new(|warning| panic!("{warning}")),
+    );
+    extensions.attach(&app);
     assert_eq!(extensions.run_command("/hello").await, Some(Ok(())));
     // `greetings` reached the reader, which registered `late` in answer.
     let names = || -> Vec<String> { extensions.commands().into_iter().map(|c| c.invocation_name).collect() };
+    let has_late_tool = || app.session().active_tool_names().iter().any(|name| name == "late_tool");
     for _ in 0..100 {
-        if names().len() == 4 {
+        if names().len() == 4 && has_late_tool() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert_eq!(names(), ["read-notes", "late", "hello", "report"]);
+    // Its tool joined the running session, active.
+    assert!(has_late_tool(), "{:?}", app.session().active_tool_names());
     // `tools.execute` runs pi's built-in `read` in pi's cwd; the text goes to the sender.
     assert_eq!(extensions.run_command("/read-notes").await, Some(Ok(())));
     let report = extensions.run_command("/report").await.unwrap().unwrap_err();

@@ -61,13 +61,13 @@ impl Handler for ExtensionHandlers {
         let ui = connection.api().ui();
         match method {
             "register" => {
-                if let Some(&process) = self.process.get()
-                    && let Err(why) = self.hub.register(process, &params)
-                {
-                    self.hub.report(&super::runner::ExtensionError::Process {
+                let Some(&process) = self.process.get() else { return };
+                match self.hub.register(process, &params) {
+                    Ok(()) => self.add_late_tools(process, &params),
+                    Err(why) => self.hub.report(&super::runner::ExtensionError::Process {
                         extension: text_of(&params, "path").unwrap_or_default(),
                         message: format!("register failed: {why}"),
-                    });
+                    }),
                 }
             }
             "ui.setStatus" => {
@@ -163,6 +163,52 @@ struct SendOptions {
 }
 
 impl ExtensionHandlers {
+    /// Tools a `register` notification added after `initialize` join the running session and
+    /// become active (a name the session knows already is reported, as at load time).
+    fn add_late_tools(&self, process: usize, params: &Value) {
+        let (Some(app), Some(host)) = (self.hub.app(), self.hub.process(process)) else {
+            return;
+        };
+        let mut late = super::registration::Registration::default();
+        if late
+            .add(&json!({"tools": params.get("tools").cloned().unwrap_or(Value::Null)}))
+            .is_err()
+        {
+            return;
+        }
+        let path = text_of(params, "path").unwrap_or_default();
+        let session = app.session();
+        for tool in late.tools {
+            let index = usize::MAX - session.tool_registry().iter().count();
+            let custom: Arc<dyn crate::custom_tools::CustomTool> = Arc::new(
+                crate::custom_tools::process::ProcessTool::new(host.clone(), index, tool.definition),
+            );
+            let loaded = crate::custom_tools::CustomTools {
+                tools: vec![crate::custom_tools::LoadedTool {
+                    tool: custom,
+                    origin: path.clone(),
+                    path: Some(std::path::PathBuf::from(&path)),
+                    kind: crate::custom_tools::ToolKind::Process,
+                }],
+                errors: Vec::new(),
+            };
+            let (added, failed) = session.add_custom_tools(&loaded);
+            for error in failed {
+                self.hub.report(&super::runner::ExtensionError::Process {
+                    extension: path.clone(),
+                    message: error.error,
+                });
+            }
+            if !added.is_empty() {
+                let mut active = session.active_tool_names();
+                active.extend(added);
+                if let Err(error) = session.set_active_tools(active) {
+                    tracing::warn!(%error, "a late extension tool could not be activated");
+                }
+            }
+        }
+    }
+
     /// `pi.events.emit`: every other process gets `events.emit`.
     fn forward_event(&self, from: &Arc<Connection>, params: &Value) {
         let hub = self.hub.clone();
