@@ -215,3 +215,73 @@ def report(args, ctx):
     assert!(extensions.run_command("/nope").await.is_none());
     extensions.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_overrides_a_builtin_and_completes_its_command_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "the built-in read\n").unwrap();
+    let body = r#"
+@ext.tool(name="read", description="Read, logged", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+def read(call, params):
+    inner = ext.run_tool("read", {"path": params["path"]}, call_id=call.call_id)
+    return "logged: " + inner["content"][0]["text"]
+
+def complete(prefix):
+    return [{"value": v, "label": v} for v in ["alpha", "beta", "alps"] if v.startswith(prefix)]
+
+@ext.command("pick", description="Pick one", complete=complete)
+def pick(args, ctx):
+    pass
+"#;
+    let root = python_extension(dir.path(), "logged-read", body, Some(5000));
+    let faux = FauxModel::new();
+    let built = SessionBuilder::new(dir.path(), faux.model())
+        .stream_fn(Arc::new(faux.clone()))
+        .context_files(false)
+        .extensions(ExtensionSetup {
+            paths: vec![root.clone()],
+            no_extensions: true,
+            resolved: Vec::new(),
+        })
+        .build()
+        .await
+        .unwrap();
+    assert!(built.extension_errors.is_empty(), "{:?}", built.extension_errors);
+    let session = built.session;
+    // The extension's `read` took the built-in's place (still active by default; as a custom tool
+    // it may stage previews, so `resolve` comes with it) …
+    assert_eq!(
+        session.active_tool_names(),
+        ["read", "bash", "edit", "write", "resolve"]
+    );
+    let read = session.tool_registry().get("read").unwrap().tool.clone();
+    assert_eq!(read.description(), "Read, logged");
+    // … and reaches the built-in through `tools.execute`.
+    let result = read
+        .execute(
+            "c1",
+            json!({"path": "notes.txt"}),
+            pi_agent_core::ToolContext::detached(),
+        )
+        .await
+        .unwrap();
+    let text: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            pi_agent_core::ContentBlock::Text(text) => Some(text.text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, ["logged: the built-in read\n"]);
+    let completions = built.extensions.complete("pick", "al").await.unwrap();
+    assert_eq!(
+        completions,
+        [
+            json!({"value": "alpha", "label": "alpha"}),
+            json!({"value": "alps", "label": "alps"})
+        ]
+    );
+    assert_eq!(built.extensions.complete("nope", "al").await, None);
+    built.extensions.shutdown().await;
+}
