@@ -138,7 +138,8 @@ def ui(args, ctx):
     ctx.ui.set_title("pi - demo")
     ctx.ui.set_editor_text("prefilled")
     edited = ctx.ui.editor("Edit", prefill="draft")
-    ctx.ui.notify(f"edited: {edited}; model: {ctx.model['id']}; has_ui: {ctx.has_ui}", "info")
+    picked = ctx.ui.select("Pick", ["a", "b"], timeout=0.2)
+    ctx.ui.notify(f"edited: {edited}; picked: {picked}; model: {ctx.model['id']}; has_ui: {ctx.has_ui}", "info")
 "#;
     python_extension(&dir, "ui-demo", body, None);
     let mut rpc = Rpc::start_in(sandbox, &["--mode", "rpc"]);
@@ -187,8 +188,11 @@ def ui(args, ctx):
             json!({"type": "extension_ui_request", "method": "setTitle", "title": "pi - demo"}),
             json!({"type": "extension_ui_request", "method": "set_editor_text", "text": "prefilled"}),
             json!({"type": "extension_ui_request", "method": "editor", "title": "Edit", "prefill": "draft"}),
+            // Unanswered: pi answers with the default once the time is up.
+            json!({"type": "extension_ui_request", "method": "select", "title": "Pick", "options": ["a", "b"],
+                   "timeout": 200}),
             json!({"type": "extension_ui_request", "method": "notify",
-                   "message": format!("edited: final text; model: {}; has_ui: True", openai::MODEL_ID),
+                   "message": format!("edited: final text; picked: None; model: {}; has_ui: True", openai::MODEL_ID),
                    "notifyType": "info"}),
         ]
     );

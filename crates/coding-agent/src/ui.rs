@@ -51,6 +51,28 @@ pub trait ToolUi: Send + Sync {
     /// Shows a message; nothing to answer.
     fn notify(&self, message: &str, kind: NotifyKind);
 
+    /// [`ToolUi::select`] that pi answers with `None` once `timeout` passed (an extension's
+    /// dialog `timeout`); a user interface that shows the time left (RPC mode forwards it)
+    /// overrides it. The default asks without saying so.
+    async fn select_within(&self, title: &str, options: &[String], _timeout: std::time::Duration) -> Option<String> {
+        self.select(title, options).await
+    }
+
+    /// [`ToolUi::confirm`] with a `timeout` (see [`ToolUi::select_within`]).
+    async fn confirm_within(&self, title: &str, message: &str, _timeout: std::time::Duration) -> bool {
+        self.confirm(title, message).await
+    }
+
+    /// [`ToolUi::input`] with a `timeout` (see [`ToolUi::select_within`]).
+    async fn input_within(
+        &self,
+        title: &str,
+        placeholder: Option<&str>,
+        _timeout: std::time::Duration,
+    ) -> Option<String> {
+        self.input(title, placeholder).await
+    }
+
     /// A multi-line text to edit (an extension's `ctx.ui.editor`), or `None` when dismissed.
     /// The default has no editor: `None`.
     async fn editor(&self, _title: &str, _prefill: Option<&str>) -> Option<String> {

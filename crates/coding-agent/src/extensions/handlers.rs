@@ -100,22 +100,22 @@ impl Handler for ExtensionHandlers {
 
     async fn request(&self, connection: &Arc<Connection>, method: &str, params: Value) -> Result<Value, RpcError> {
         match method {
-            "ui.select" | "ui.confirm" | "ui.input" => {
-                let timeout = params.get("timeout").and_then(Value::as_u64).map(Duration::from_millis);
-                let answer = tool_request(connection, method, params);
-                match timeout {
-                    // pi answers a dialog whose time is up with its default.
-                    Some(limit) => match tokio::time::timeout(limit, answer).await {
-                        Ok(answer) => answer,
-                        Err(_) => Ok(if method == "ui.confirm" {
+            "ui.select" | "ui.confirm" | "ui.input" => match params.get("timeout").and_then(Value::as_u64) {
+                // pi answers a dialog whose time is up with its default.
+                Some(millis) => {
+                    let limit = Duration::from_millis(millis);
+                    let ui = connection.api().ui();
+                    let answer = dialog_within(&ui, method, params, limit);
+                    Ok(tokio::time::timeout(limit, answer)
+                        .await
+                        .unwrap_or(if method == "ui.confirm" {
                             Value::Bool(false)
                         } else {
                             Value::Null
-                        }),
-                    },
-                    None => answer.await,
+                        }))
                 }
-            }
+                None => tool_request(connection, method, params).await,
+            },
             "ui.editor" => {
                 let title = text_of(&params, "title").unwrap_or_default();
                 let prefill = text_of(&params, "prefill");
@@ -131,6 +131,33 @@ impl Handler for ExtensionHandlers {
                 "ai.complete is not supported yet by this pi",
             )),
             _ => tool_request(connection, method, params).await,
+        }
+    }
+}
+
+/// A dialog with a time limit, asked so that the user interface can show it.
+async fn dialog_within(ui: &Arc<dyn crate::ToolUi>, method: &str, params: Value, limit: Duration) -> Value {
+    let title = text_of(&params, "title").unwrap_or_default();
+    match method {
+        "ui.confirm" => {
+            let message = text_of(&params, "message").unwrap_or_default();
+            Value::Bool(ui.confirm_within(&title, &message, limit).await)
+        }
+        "ui.select" => {
+            let options: Vec<String> = params
+                .get("options")
+                .and_then(Value::as_array)
+                .map(|options| options.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .unwrap_or_default();
+            ui.select_within(&title, &options, limit)
+                .await
+                .map_or(Value::Null, Value::from)
+        }
+        _ => {
+            let placeholder = text_of(&params, "placeholder");
+            ui.input_within(&title, placeholder.as_deref(), limit)
+                .await
+                .map_or(Value::Null, Value::from)
         }
     }
 }

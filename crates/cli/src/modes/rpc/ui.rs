@@ -96,6 +96,28 @@ pub fn extension_error_line(error: &pi_coding_agent::extensions::ExtensionError)
     })
 }
 
+/// A duration as pi's `timeout` field: milliseconds.
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The `value` of a dialog's response, unless it was cancelled or never came.
+fn answered_value(response: Option<Value>) -> Option<String> {
+    let response = response?;
+    if cancelled(&response) {
+        return None;
+    }
+    response.get("value").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// A confirm's answer: `confirmed`, `false` when cancelled or never answered.
+fn confirmed(response: Option<Value>) -> bool {
+    response
+        .filter(|response| !cancelled(response))
+        .and_then(|response| response.get("confirmed").and_then(Value::as_bool))
+        .unwrap_or(false)
+}
+
 fn cancelled(response: &Value) -> bool {
     response.get("cancelled").and_then(Value::as_bool) == Some(true)
 }
@@ -107,39 +129,49 @@ impl ToolUi for RpcUi {
     }
 
     async fn select(&self, title: &str, options: &[String]) -> Option<String> {
-        let response = self
-            .ask(json!({"method": "select", "title": title, "options": options}))
-            .await?;
-        if cancelled(&response) {
-            return None;
-        }
-        response.get("value").and_then(Value::as_str).map(str::to_owned)
+        answered_value(
+            self.ask(json!({"method": "select", "title": title, "options": options}))
+                .await,
+        )
     }
 
     async fn confirm(&self, title: &str, message: &str) -> bool {
-        match self
-            .ask(json!({"method": "confirm", "title": title, "message": message}))
-            .await
-        {
-            Some(response) if !cancelled(&response) => {
-                response.get("confirmed").and_then(Value::as_bool).unwrap_or(false)
-            }
-            _ => false,
-        }
+        confirmed(
+            self.ask(json!({"method": "confirm", "title": title, "message": message}))
+                .await,
+        )
     }
 
     async fn input(&self, title: &str, placeholder: Option<&str>) -> Option<String> {
-        let response = self
-            .ask(json!({"method": "input", "title": title, "placeholder": placeholder}))
-            .await?;
-        if cancelled(&response) {
-            return None;
-        }
-        response.get("value").and_then(Value::as_str).map(str::to_owned)
+        answered_value(
+            self.ask(json!({"method": "input", "title": title, "placeholder": placeholder}))
+                .await,
+        )
     }
 
     fn notify(&self, message: &str, kind: NotifyKind) {
         self.tell(json!({"method": "notify", "message": message, "notifyType": kind.as_str()}));
+    }
+
+    async fn select_within(&self, title: &str, options: &[String], timeout: std::time::Duration) -> Option<String> {
+        let request = json!({"method": "select", "title": title, "options": options, "timeout": millis(timeout)});
+        answered_value(self.ask(request).await)
+    }
+
+    async fn confirm_within(&self, title: &str, message: &str, timeout: std::time::Duration) -> bool {
+        let request = json!({"method": "confirm", "title": title, "message": message, "timeout": millis(timeout)});
+        confirmed(self.ask(request).await)
+    }
+
+    async fn input_within(
+        &self,
+        title: &str,
+        placeholder: Option<&str>,
+        timeout: std::time::Duration,
+    ) -> Option<String> {
+        let request =
+            json!({"method": "input", "title": title, "placeholder": placeholder, "timeout": millis(timeout)});
+        answered_value(self.ask(request).await)
     }
 
     async fn editor(&self, title: &str, prefill: Option<&str>) -> Option<String> {
@@ -147,11 +179,7 @@ impl ToolUi for RpcUi {
         if let Some(prefill) = prefill {
             request["prefill"] = prefill.into();
         }
-        let response = self.ask(request).await?;
-        if cancelled(&response) {
-            return None;
-        }
-        response.get("value").and_then(Value::as_str).map(str::to_owned)
+        answered_value(self.ask(request).await)
     }
 
     fn set_status(&self, key: &str, text: Option<&str>) {
