@@ -148,7 +148,11 @@ pub struct Args {
     #[arg(long = "no-sandbox")]
     pub no_sandbox: bool,
 
-    /// -ne: Disable extension discovery (accepted; extensions are not supported yet)
+    /// Load an extension file (can be used multiple times)
+    #[arg(short = 'e', long = "extension", value_name = "path")]
+    pub extension: Vec<PathBuf>,
+
+    /// -ne: Disable extension discovery (explicit -e paths still work)
     #[arg(long = "no-extensions")]
     pub no_extensions: bool,
 
@@ -187,6 +191,11 @@ pub struct Args {
     /// Messages to send (`@path` includes a file)
     #[arg(value_name = "messages")]
     pub messages: Vec<String>,
+
+    /// `--name [value]` arguments no flag of pi's names: extension flags (`registerFlag`), read
+    /// by their registered types once the extensions loaded; an unregistered one is an error then.
+    #[arg(skip)]
+    pub extension_flags: Vec<pi_coding_agent::extensions::GivenFlag>,
 }
 
 /// Why the command line could not be used: one line for stderr, and whether it is a request for
@@ -209,8 +218,12 @@ impl Args {
     /// let args = Args::parse_from_argv(["pi", "-p", "--model", "openai/gpt-5:high", "hello", "@a.rs"]).unwrap();
     /// assert!(args.print);
     /// assert_eq!(args.messages, ["hello", "@a.rs"]);
-    /// let error = Args::parse_from_argv(["pi", "--frobnicate"]).unwrap_err();
-    /// assert_eq!(error.message, "pi: unexpected argument '--frobnicate' (see pi --help)");
+    /// let error = Args::parse_from_argv(["pi", "--mode", "yaml"]).unwrap_err();
+    /// assert!(error.message.starts_with("pi: invalid value 'yaml' for '--mode <mode>'"));
+    /// // A long flag pi does not know may be an extension's: kept until the extensions loaded.
+    /// let args = Args::parse_from_argv(["pi", "--plan", "--level=3", "-p", "hi"]).unwrap();
+    /// assert_eq!(args.extension_flags.len(), 2);
+    /// assert_eq!(args.messages, ["hi"]);
     /// ```
     pub fn parse_from_argv<I, T>(argv: I) -> Result<Args, ArgsError>
     where
@@ -227,8 +240,12 @@ impl Args {
             });
         }
         let argv = expand_short_forms(argv);
+        let (argv, extension_flags) = split_extension_flags(argv);
         match Args::try_parse_from(argv) {
-            Ok(args) => Ok(args),
+            Ok(args) => Ok(Args {
+                extension_flags,
+                ..args
+            }),
             Err(error) if error.kind() == clap::error::ErrorKind::DisplayHelp => Err(ArgsError {
                 message: error.render().to_string(),
                 help: true,
@@ -292,6 +309,87 @@ fn expand_short_forms(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> 
             }
         })
         .collect()
+}
+
+/// Takes out the long flags clap does not declare (extension flags), as pi's parser reads them:
+/// `--name=value`, or `--name` followed by its value unless the next argument starts with `-` or
+/// `@`. The arguments of declared flags are left alone; nothing after `--` is touched.
+fn split_extension_flags(
+    argv: Vec<std::ffi::OsString>,
+) -> (Vec<std::ffi::OsString>, Vec<pi_coding_agent::extensions::GivenFlag>) {
+    use clap::CommandFactory;
+    let command = Args::command();
+    let declared = |name: &str| {
+        command
+            .get_arguments()
+            .find(|arg| arg.get_long() == Some(name))
+            .map(|arg| arg.get_action().takes_values())
+    };
+    let short_takes_value = |letter: char| {
+        command
+            .get_arguments()
+            .find(|arg| arg.get_short() == Some(letter))
+            .is_some_and(|arg| arg.get_action().takes_values())
+    };
+    let mut kept = Vec::with_capacity(argv.len());
+    let mut flags = Vec::new();
+    let mut args = argv.into_iter().peekable();
+    if let Some(program) = args.next() {
+        kept.push(program);
+    }
+    while let Some(arg) = args.next() {
+        let Some(text) = arg.to_str().map(str::to_owned) else {
+            kept.push(arg);
+            continue;
+        };
+        if text == "--" {
+            kept.push(arg);
+            kept.extend(args);
+            break;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value.to_owned())),
+                None => (long, None),
+            };
+            if name == "help" || name == "version" {
+                kept.push(arg);
+                continue;
+            }
+            match declared(name) {
+                Some(takes_value) => {
+                    kept.push(arg);
+                    if takes_value
+                        && inline.is_none()
+                        && let Some(value) = args.next()
+                    {
+                        kept.push(value);
+                    }
+                }
+                None => {
+                    let value = inline.or_else(|| {
+                        let next = args.peek()?.to_str()?;
+                        if next.starts_with('-') || next.starts_with('@') {
+                            return None;
+                        }
+                        args.next().and_then(|v| v.into_string().ok())
+                    });
+                    flags.push(pi_coding_agent::extensions::GivenFlag {
+                        name: name.to_owned(),
+                        value,
+                    });
+                }
+            }
+            continue;
+        }
+        let short_value =
+            text.len() == 2 && text.starts_with('-') && text.chars().nth(1).is_some_and(short_takes_value);
+        kept.push(arg);
+        if short_value && let Some(value) = args.next() {
+            kept.push(value);
+        }
+    }
+    (kept, flags)
 }
 
 /// clap's error as one line: its first line without the `error: ` prefix and the trailing `found`.
@@ -422,6 +520,44 @@ mod tests {
         }
         // Elsewhere on the line the word is a message.
         assert_eq!(parse(&["-p", "list"]).messages, ["list"]);
+    }
+
+    #[test]
+    fn unknown_long_flags_are_kept_for_extensions() {
+        let args = parse(&[
+            "--plan",
+            "--level",
+            "3",
+            "--model",
+            "x",
+            "-e",
+            "ext.ts",
+            "--quiet=yes",
+            "--solo",
+            "@file.md",
+            "-t",
+            "read",
+            "hello",
+            "--",
+            "--not-a-flag",
+        ]);
+        let flags: Vec<(String, Option<String>)> = args
+            .extension_flags
+            .iter()
+            .map(|f| (f.name.clone(), f.value.clone()))
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                ("plan".to_owned(), None),
+                ("level".to_owned(), Some("3".to_owned())),
+                ("quiet".to_owned(), Some("yes".to_owned())),
+                ("solo".to_owned(), None),
+            ]
+        );
+        assert_eq!(args.model.as_deref(), Some("x"));
+        assert_eq!(args.extension, [PathBuf::from("ext.ts")]);
+        assert_eq!(args.messages, ["@file.md", "hello", "--not-a-flag"]);
     }
 
     #[test]

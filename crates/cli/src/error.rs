@@ -47,6 +47,10 @@ pub enum CliError {
     /// Reading the terminal failed.
     #[error("{0}")]
     Terminal(#[from] std::io::Error),
+    /// Extension flags of the command line no extension registered, or without their value
+    /// (pi's `Error: Unknown option: --x` lines).
+    #[error("{0}")]
+    ExtensionFlags(String),
     /// A blocking start-up step panicked or was cancelled.
     #[error("{0}")]
     Interrupted(#[from] tokio::task::JoinError),

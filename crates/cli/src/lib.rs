@@ -28,6 +28,7 @@ use pi_coding_agent::AgentSession;
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
 use pi_coding_agent::resources::{ResourceOptions, ResourceSettings};
+use pi_coding_agent::extensions::{ExtensionError, Extensions};
 use pi_coding_agent::{App, WarnFn};
 use pi_coding_agent::{
     ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
@@ -49,6 +50,7 @@ pub fn main_with(options: RunOptions) -> std::process::ExitCode {
         Ok(args) => args,
         Err(error) if error.help => {
             print!("{}", error.message);
+            print!("{}", extension_flags_help(&options));
             return ExitCode::SUCCESS;
         }
         Err(error) => {
@@ -82,6 +84,57 @@ pub fn main_with(options: RunOptions) -> std::process::ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
+/// `--help`'s "Extension CLI Flags:" section (pi lists the flags the extensions register): the
+/// extensions of this directory and the command line's `-e` paths are loaded for it, then
+/// stopped. Empty without extensions or flags.
+fn extension_flags_help(options: &RunOptions) -> String {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os()
+        .filter(|arg| arg != "--help" && arg != "-h")
+        .collect();
+    let Ok(args) = Args::parse_from_argv(argv) else {
+        return String::new();
+    };
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return String::new();
+    };
+    let cwd = options.cwd.clone().or_else(|| std::env::current_dir().ok());
+    let agent_dir = options
+        .agent_dir
+        .clone()
+        .or_else(|| AgentPaths::from_process_env().map(|paths| paths.agent_dir));
+    let Some(cwd) = cwd else { return String::new() };
+    // Read before the runtime runs: nothing else is happening yet.
+    let discover = pi_coding_agent::extensions::DiscoverOptions {
+        cwd: cwd.clone(),
+        agent_dir: agent_dir.clone(),
+        cli: args.extension.clone(),
+        no_extensions: args.no_extensions,
+        resolved: Vec::new(),
+        home: std::env::var("HOME").ok(),
+    };
+    let (entries, _) = pi_coding_agent::extensions::discover(&discover);
+    if entries.is_empty() {
+        return String::new();
+    }
+    let section = runtime.block_on(async move {
+        let load = pi_coding_agent::extensions::LoadOptions {
+            agent_dir,
+            ..Default::default()
+        };
+        let api = pi_coding_agent::custom_tools::ToolApi::new(cwd);
+        let extensions = Extensions::load(entries, &api, load).await;
+        let section = pi_coding_agent::extensions::help_section(&extensions.flags());
+        extensions.shutdown().await;
+        section
+    });
+    runtime.shutdown_background();
+    if section.is_empty() {
+        section
+    } else {
+        format!("\n{section}")
+    }
+}
+
 /// Everything a mode needs.
 pub struct Prepared {
     /// The session and its file.
@@ -102,6 +155,8 @@ pub struct Prepared {
     pub show_header: bool,
     /// `enableSkillCommands` (default on): the skills' `/skill:name` commands are listed.
     pub skill_commands: bool,
+    /// The loaded extensions (`docs/extensions.md`), attached to the app.
+    pub extensions: Arc<Extensions>,
 }
 
 /// What a program embedding `pi` adds to it or changes.
@@ -170,10 +225,12 @@ pub async fn run_with(args: Args, io: Io, extensions: RunOptions) -> i32 {
         }
     };
     let app = prepared.app.clone();
+    let extensions = prepared.extensions.clone();
     let stop = watch_signals(app.session().clone());
     app.notify_tools(SessionReason::Start, None).await;
     let code = run_mode(&args, &io, prepared).await;
     app.notify_tools(SessionReason::Shutdown, None).await;
+    extensions.shutdown().await;
     stop.abort();
     code
 }
@@ -188,20 +245,22 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         tui_warnings,
         show_header,
         skill_commands,
+        extensions,
     } = prepared;
     let session = app.session().clone();
     match args.mode() {
         Mode::Rpc => {
             let ui = rpc_ui.unwrap_or_else(|| crate::modes::rpc::install_ui(&app, io.stdout.clone()));
-            crate::modes::rpc::run_rpc(app, ui).await
+            crate::modes::rpc::run_rpc_extended(app, ui, extensions).await
         }
         Mode::Json => {
             if prompts.is_empty() {
                 say(&io.stderr, "pi: no prompt given (pass a message or pipe input)");
                 return 1;
             }
-            crate::modes::print::run_json(
+            crate::modes::print::run_json_with(
                 &app,
+                &extensions,
                 app.header_json(),
                 prompts.messages,
                 io.stdout.clone(),
@@ -214,7 +273,8 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 say(&io.stderr, "pi: no prompt given (pass a message or pipe input)");
                 return 1;
             }
-            crate::modes::print::run_text(&app, prompts.messages, io.stdout.clone(), io.stderr.clone()).await
+            let (stdout, stderr) = (io.stdout.clone(), io.stderr.clone());
+            crate::modes::print::run_text_with(&app, &extensions, prompts.messages, stdout, stderr).await
         }
         Mode::Text if uses_tui(args, io) => {
             let mut header = if show_header {
@@ -232,6 +292,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 initial: prompts.messages,
                 requests: tui_requests,
                 warnings: tui_warnings,
+                extensions: Some(extensions),
                 ..Default::default()
             };
             crate::modes::interactive::run_interactive(app, options).await
@@ -414,7 +475,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         let warn_to = io.stderr.clone();
         (Arc::new(move |warning| say(&warn_to, &warning)), None)
     };
-    let (session, rpc_ui, tui_requests) = build_session(
+    let (session, rpc_ui, tui_requests, extensions) = build_session(
         args,
         &settings,
         &choice,
@@ -429,7 +490,20 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     let env_session_dir = std::env::var(SESSION_DIR_ENV).ok();
     let root = session_root(args, env_session_dir.as_deref(), &settings, &cwd, &paths);
     let store = sessions::open_store(args, &cwd, &root, io).await?;
-    let app = App::new(session, store, registry, (!args.no_session).then_some(root), warn);
+    let app = App::new(
+        session,
+        store,
+        registry,
+        (!args.no_session).then_some(root),
+        warn.clone(),
+    );
+    extensions.attach(&app);
+    extensions.set_report(extension_report(args, rpc_ui.as_ref(), &warn));
+    if let Err(errors) = extensions.apply_flags(&args.extension_flags).await {
+        let lines: Vec<String> = errors.iter().map(|error| format!("Error: {error}")).collect();
+        extensions.shutdown().await;
+        return Err(CliError::ExtensionFlags(lines.join("\n")));
+    }
     app.set_scoped_models(scope);
     app.set_compaction_settings(pi_coding_agent::compaction::CompactionSettings::from_settings(
         &settings.raw,
@@ -449,6 +523,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         tui_warnings,
         show_header: shows_header(args, &settings),
         skill_commands: skill_commands_enabled(&settings),
+        extensions,
     }))
 }
 
@@ -460,6 +535,28 @@ fn skill_commands_enabled(settings: &Settings) -> bool {
         .get("enableSkillCommands")
         .or_else(|| raw.get("skills").and_then(|s| s.get("enableSkillCommands")));
     value.and_then(serde_json::Value::as_bool).unwrap_or(true)
+}
+
+/// Where extension errors go: an `extension_error` line in RPC mode (pi's
+/// `{"type":"extension_error","extensionPath","event","error"}`), else the warnings
+/// (`Extension error (<path>): <message>`, pi's print-mode line).
+fn extension_report(
+    args: &Args,
+    rpc_ui: Option<&crate::modes::rpc::RpcUi>,
+    warn: &WarnFn,
+) -> pi_coding_agent::extensions::ReportFn {
+    if args.mode() == Mode::Rpc
+        && let Some(ui) = rpc_ui
+    {
+        let writer = ui.writer().clone();
+        return Arc::new(move |error: &ExtensionError| {
+            writer.line(&crate::modes::rpc::extension_error_line(error));
+        });
+    }
+    let warn = warn.clone();
+    Arc::new(move |error: &ExtensionError| {
+        warn(format!("Extension error ({}): {}", error.extension(), error.message()));
+    })
 }
 
 /// Whether the interactive mode shows its start-up header: not with `quietStartup`, unless
@@ -506,12 +603,13 @@ fn resource_options(args: &Args, cwd: &Path, paths: &AgentPaths) -> ResourceOpti
     }
 }
 
-/// The session, and the user interface installed for RPC or interactive mode before the custom
-/// tools loaded.
+/// The session, the user interface installed for RPC or interactive mode before the custom
+/// tools loaded, and the extensions.
 type PreparedSession = (
     AgentSession,
     Option<crate::modes::rpc::RpcUi>,
     Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::UiRequest>>,
+    Arc<Extensions>,
 );
 
 /// Builds the session with [`SessionBuilder`] from the flags and settings; custom tools that fail
@@ -545,6 +643,13 @@ async fn build_session(
     for factory in &extensions.factories {
         builder = builder.factory(factory.clone());
     }
+    // Extensions (`-e`, `--no-extensions`, the discovered ones) load while the custom tools do;
+    // packages (`npm:` / `git:` sources) add their entries through `resolved`.
+    builder = builder.extensions(pi_coding_agent::ExtensionSetup {
+        paths: args.extension.clone(),
+        no_extensions: args.no_extensions,
+        resolved: Vec::new(),
+    });
     // RPC mode answers tools' questions, and so does the interactive mode with dialogs: the
     // builder installs their user interface before the tools load, so that they see `hasUI`.
     let mut rpc_ui = None;
@@ -565,7 +670,11 @@ async fn build_session(
     for error in &built.load_errors {
         warn(format!("pi: custom tool {error}"));
     }
-    Ok((built.session, rpc_ui, tui_requests))
+    // pi's words: `Error: Failed to load extension "<path>": <why>`.
+    for error in &built.extension_errors {
+        warn(format!("Error: {error}"));
+    }
+    Ok((built.session, rpc_ui, tui_requests, Arc::new(built.extensions)))
 }
 
 #[cfg(test)]

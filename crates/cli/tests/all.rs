@@ -10,6 +10,7 @@ mod cli;
 mod compaction;
 mod conformance;
 mod examples;
+mod extensions;
 mod faults;
 mod interactive_loop;
 mod interactive_screens;

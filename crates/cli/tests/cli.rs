@@ -54,12 +54,7 @@ async fn print_mode_runs_a_multi_turn_tool_session() {
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[0].line, "POST /v1/chat/completions");
     let first = requests[0].json();
-    let tools: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let tools = openai::tool_names(&first);
     assert_eq!(
         tools,
         ["read", "bash", "edit", "write"],
@@ -120,12 +115,15 @@ async fn an_error_final_message_goes_to_stderr_with_exit_1() {
 async fn bad_inputs_fail_with_one_clear_line() {
     let server = MockServer::start(vec![]).await;
     let sandbox = sandbox_with(Some(&server));
-    let cases: [(&[&str], &str, i32); 4] = [
+    let cases: [(&[&str], &str, i32); 5] = [
+        // A long flag pi does not know may be an extension's: refused (pi's words) once the
+        // extensions loaded and none registered it.
         (
-            &["--frobnicate"],
-            "pi: unexpected argument '--frobnicate' (see pi --help)\n",
-            2,
+            &["--frobnicate", "-p", "hi"],
+            "Error: Unknown option: --frobnicate\n",
+            1,
         ),
+        (&["-x"], "pi: unexpected argument '-x' (see pi --help)\n", 2),
         (
             &["-p", "--model", "no-such-model", "hi"],
             "pi: Unknown model: no-such-model (see pi --list-models)\n",

@@ -470,3 +470,79 @@ async fn templates_and_skill_commands_expand_in_the_editor() {
         .unwrap();
     assert_eq!(run.await.unwrap(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_command_typed_in_the_editor_runs_and_help_lists_it() {
+    use pi_coding_agent::extensions::{EntryKind, ExtensionEntry, ExtensionError, Extensions, LoadOptions, Origin};
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let app = app(dir.path(), &faux, &[]);
+    let body =
+        "@ext.command('boom', description='Fails')\ndef boom(args, ctx):\n    raise RuntimeError('cmd failed')\n";
+    let failing = pi_test_support::extensions::python_extension(dir.path(), "failing", body, None);
+    let guard = pi_test_support::extensions::examples_dir().join("python-guard");
+    let entries = [guard, failing]
+        .into_iter()
+        .map(|path| ExtensionEntry {
+            kind: EntryKind::Process {
+                manifest: path.join("extension.json"),
+            },
+            path,
+            origin: Origin::Cli,
+            base_dir: None,
+        })
+        .collect();
+    let extensions = Extensions::load(entries, &app.session().tool_api(), LoadOptions::default()).await;
+    assert!(extensions.load_errors().is_empty(), "{:?}", extensions.load_errors());
+    extensions.attach(&app);
+    let reported = Arc::new(Mutex::new(Vec::new()));
+    let sink = reported.clone();
+    extensions.set_report(Arc::new(move |error: &ExtensionError| {
+        sink.lock()
+            .unwrap()
+            .push(format!("Extension error ({}): {}", error.extension(), error.message()));
+    }));
+    let extensions = Arc::new(extensions);
+    let vt = Vt::new(80, 30);
+    let (keys, events) = mpsc::unbounded_channel();
+    let term = Terminal {
+        out: vt.clone(),
+        size: (80, 30),
+        events,
+        probe: Some(vt.probe()),
+    };
+    let options = InteractiveOptions {
+        extensions: Some(extensions.clone()),
+        ..InteractiveOptions::default()
+    };
+    let running = app.clone();
+    let run = tokio::spawn(async move { run_with_terminal(&running, options, term).await });
+
+    type_line(&keys, "/greet Ada");
+    wait_for("the greeting entry", || {
+        app.with_store(|store| {
+            store
+                .entries()
+                .iter()
+                .any(|entry| matches!(&entry.kind, pi_session_store::EntryKind::Custom { custom_type, .. } if custom_type == "python-guard.greeting"))
+        })
+    })
+    .await;
+    type_line(&keys, "/boom");
+    wait_for("the command's error", || !reported.lock().unwrap().is_empty()).await;
+    assert_eq!(
+        *reported.lock().unwrap(),
+        ["Extension error (command:boom): cmd failed"]
+    );
+    type_line(&keys, "/help");
+    wait_for("the extension commands in /help", || {
+        let screen = vt.screen();
+        screen.contains("/greet     Greet someone") && screen.contains("/boom      Fails")
+    })
+    .await;
+    assert_eq!(faux.call_count(), 0, "a command never reaches the model");
+    keys.send(key(KeyCode::Char('/'))).unwrap();
+    type_line(&keys, "quit");
+    assert_eq!(run.await.unwrap(), 0);
+    extensions.shutdown().await;
+}

@@ -14,6 +14,7 @@ use crate::custom_tools::discover;
 use crate::custom_tools::{CustomTool, CustomToolFactory, FactoryError, NamedFactory, ToolApi};
 use crate::custom_tools::{CustomTools, LoadError, load_all};
 use crate::resources::{ResourceOptions, Resources, SystemPromptFiles};
+use crate::extensions::{DiscoverOptions, ExtensionLoadError, Extensions, LoadOptions};
 use crate::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionError, SessionOptions, SessionSettings};
 use crate::system_prompt::{
     DocsLocation, PromptParts, build_system_prompt, find_context_files, now_text, text_or_file,
@@ -85,6 +86,23 @@ pub struct BuiltSession {
     pub session: AgentSession,
     /// Custom tools that failed to load or to register (pi reports them and goes on).
     pub load_errors: Vec<LoadError>,
+    /// The loaded extensions (none unless [`SessionBuilder::extensions`] asked for them); attach
+    /// the [`App`](crate::App) once it exists.
+    pub extensions: Extensions,
+    /// Extensions that failed to load, and name conflicts between them (pi reports them and goes
+    /// on).
+    pub extension_errors: Vec<ExtensionLoadError>,
+}
+
+/// Which extensions a session loads (pi's `-e`, `--no-extensions`, and the packages' entries).
+#[derive(Debug, Clone, Default)]
+pub struct ExtensionSetup {
+    /// `-e` / `--extension` paths.
+    pub paths: Vec<PathBuf>,
+    /// `--no-extensions`: only `paths` and `resolved`.
+    pub no_extensions: bool,
+    /// Entry files a package resolver found (`npm:` / `git:` sources), loaded after the others.
+    pub resolved: Vec<PathBuf>,
 }
 
 /// Builds an [`AgentSession`] as `pi` does.
@@ -131,6 +149,7 @@ pub struct SessionBuilder {
     append_system_prompt: Vec<String>,
     context_files: bool,
     resources: Option<ResourceOptions>,
+    extensions: Option<ExtensionSetup>,
 }
 
 impl std::fmt::Debug for SessionBuilder {
@@ -165,7 +184,18 @@ impl SessionBuilder {
             append_system_prompt: Vec::new(),
             context_files: true,
             resources: None,
+            extensions: None,
         }
+    }
+
+    /// Loads extensions (`docs/extensions.md`): those `setup` names and — unless it says
+    /// `no_extensions` — the discovered ones (`.pi/extensions/`, `extensions/` of pi's directory,
+    /// the settings files' `extensions`). They load while the custom tools load; their tools are
+    /// active like custom tools.
+    #[must_use]
+    pub fn extensions(mut self, setup: ExtensionSetup) -> Self {
+        self.extensions = Some(setup);
+        self
     }
 
     /// The thinking level (pi turns it off for models that do not reason; see
@@ -336,7 +366,13 @@ impl SessionBuilder {
         if let Some(ui) = &self.ui {
             session.set_ui(ui.clone());
         }
-        let (custom, load_errors) = self.load_custom_tools(&session).await;
+        // Custom tools and extensions load at the same time.
+        let ((mut custom, load_errors), (extensions, missing)) =
+            tokio::join!(self.load_custom_tools(&session), self.load_extensions(&session));
+        custom.extend(extensions.install(&session));
+        // pi's order: load failures, name conflicts, then paths that hold nothing.
+        extensions.add_load_errors(missing);
+        let extension_errors = extensions.load_errors();
         session.set_active_tools(self.tools.active(&custom))?;
         let agent = session.agent();
         agent.update_config(|config| config.api_key = self.api_key.clone());
@@ -358,9 +394,54 @@ impl SessionBuilder {
         };
         let resources = Arc::new(resources);
         session.set_resources(resources.clone());
-        let prompt = self.system_prompt_text(&session, &resources, files).await?;
+        let prompt = self.system_prompt_text(&session, &resources, files, &extensions).await?;
         agent.set_system_prompt(prompt);
-        Ok(BuiltSession { session, load_errors })
+        Ok(BuiltSession {
+            session,
+            load_errors,
+            extensions,
+            extension_errors,
+        })
+    }
+
+    /// Discovers and loads the extensions [`SessionBuilder::extensions`] asked for (their tools
+    /// are not registered yet); the paths that hold no extension, as errors.
+    async fn load_extensions(&self, session: &AgentSession) -> (Extensions, Vec<ExtensionLoadError>) {
+        let Some(setup) = &self.extensions else {
+            return (Extensions::none(), Vec::new());
+        };
+        let options = DiscoverOptions {
+            cwd: self.cwd.clone(),
+            agent_dir: self.paths.as_ref().map(|paths| paths.agent_dir.clone()),
+            cli: setup.paths.clone(),
+            no_extensions: setup.no_extensions,
+            resolved: setup.resolved.clone(),
+            home: std::env::var("HOME").ok(),
+        };
+        let (entries, missing) = tokio::task::spawn_blocking(move || crate::extensions::discover(&options))
+            .await
+            .unwrap_or_default();
+        let mut api = session.tool_api();
+        if let Some(paths) = &self.paths {
+            api = api.with_cache_dir(paths.cache_dir());
+        }
+        let load = LoadOptions {
+            agent_dir: self.paths.as_ref().map(|paths| paths.agent_dir.clone()),
+            ..LoadOptions::default()
+        };
+        let extensions = if entries.is_empty() {
+            Extensions::none()
+        } else {
+            Extensions::load(entries, &api, load).await
+        };
+        let missing = missing
+            .into_iter()
+            .map(|missing| ExtensionLoadError {
+                path: missing.path.display().to_string(),
+                error: missing.to_string(),
+            })
+            .collect();
+        (extensions, missing)
     }
 
     /// Discovers and loads the custom tools into `session`; returns the names registered and
@@ -402,7 +483,9 @@ impl SessionBuilder {
         session: &AgentSession,
         resources: &Resources,
         files: SystemPromptFiles,
+        extensions: &Extensions,
     ) -> Result<String, BuildError> {
+        let (snippets, guidelines) = extensions.prompt_metadata();
         let tools: Vec<(String, String)> = session
             .agent()
             .tools()
@@ -446,6 +529,8 @@ impl SessionBuilder {
                 cwd: cwd.display().to_string(),
                 docs: DocsLocation::bundled(),
                 skills,
+                snippets,
+                guidelines,
             })
         })
         .await?;

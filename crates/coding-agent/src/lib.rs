@@ -52,6 +52,7 @@ mod builder;
 pub mod compaction;
 pub mod config;
 pub mod custom_tools;
+pub mod extensions;
 mod messages;
 mod model_choice;
 mod model_scope;
@@ -63,7 +64,7 @@ mod system_prompt;
 mod ui;
 
 pub use app::{App, AppError, SessionStats, UserMessageEntry, WarnFn};
-pub use builder::{BuildError, BuiltSession, SessionBuilder, ToolSelection};
+pub use builder::{BuildError, BuiltSession, ExtensionSetup, SessionBuilder, ToolSelection};
 pub use messages::{bash_execution_text, convert_to_llm};
 pub use model_choice::{
     DEFAULT_MODELS, DEFAULT_THINKING_LEVEL, ModelChoice, ModelError, ModelRequest, choose_model, split_thinking,

@@ -140,6 +140,12 @@ pub struct PromptParts<'a> {
     pub docs: DocsLocation,
     /// The skills listed for the model (only when the `read` tool is active, as in pi).
     pub skills: Vec<crate::resources::Skill>,
+    /// Tools' own one-line summaries (an extension tool's `promptSnippet`), by name: they replace
+    /// the built-in summary or the description's first line.
+    pub snippets: std::collections::HashMap<String, String>,
+    /// Tools' own guidelines (an extension tool's `promptGuidelines`), by name: they replace a
+    /// built-in's (pi does not inherit them when an extension overrides a built-in).
+    pub guidelines: std::collections::HashMap<String, Vec<String>>,
 }
 
 /// Builds the system prompt the way pi 0.73.1 does: the base text (tools, guidelines, the
@@ -161,7 +167,7 @@ pub fn build_system_prompt(parts: &PromptParts<'_>) -> String {
     // An empty custom prompt (an empty `SYSTEM.md`) leaves pi's default in place.
     let mut prompt = match parts.custom.as_deref().filter(|c| !c.is_empty()) {
         Some(custom) => custom.to_owned(),
-        None => base_prompt(&parts.tools, &parts.docs),
+        None => base_prompt(parts),
     };
     if let Some(append) = parts.append.as_deref().filter(|a| !a.is_empty()) {
         prompt.push_str("\n\n");
@@ -184,13 +190,19 @@ pub fn build_system_prompt(parts: &PromptParts<'_>) -> String {
     prompt
 }
 
-fn base_prompt(tools: &[(&str, &str)], docs: &DocsLocation) -> String {
+fn base_prompt<'a>(parts: &'a PromptParts<'_>) -> String {
+    let (tools, docs) = (&parts.tools, &parts.docs);
     let has = |name: &str| tools.iter().any(|(n, _)| *n == name);
     let listed: Vec<String> = tools
         .iter()
         .filter_map(|(name, description)| {
-            let summary = match tool_snippet(name) {
-                Some(snippet) => snippet.to_owned(),
+            let summary = match parts
+                .snippets
+                .get(*name)
+                .map(String::as_str)
+                .or_else(|| tool_snippet(name))
+            {
+                Some(snippet) => snippet.trim().to_owned(),
                 // A tool of ours or a custom tool without a built-in snippet: its first line.
                 None => description.lines().next().unwrap_or("").trim().to_owned(),
             };
@@ -203,8 +215,9 @@ fn base_prompt(tools: &[(&str, &str)], docs: &DocsLocation) -> String {
         listed.join("\n")
     };
     let mut guidelines: Vec<&str> = Vec::new();
-    let mut add = |line: &'static str| {
-        if !guidelines.contains(&line) {
+    let mut add = |line: &'a str| {
+        let line = line.trim();
+        if !line.is_empty() && !guidelines.contains(&line) {
             guidelines.push(line);
         }
     };
@@ -214,9 +227,10 @@ fn base_prompt(tools: &[(&str, &str)], docs: &DocsLocation) -> String {
     } else if has("bash") {
         add("Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)");
     }
-    for (name, _) in tools {
-        for line in tool_guidelines(name) {
-            add(line);
+    for (name, _) in tools.iter() {
+        match parts.guidelines.get(*name) {
+            Some(own) => own.iter().for_each(|line| add(line)),
+            None => tool_guidelines(name).iter().for_each(|line| add(line)),
         }
     }
     add("Be concise in your responses");
@@ -345,8 +359,47 @@ mod tests {
             now: pi_test_support::pi_recorded::RECORDED_DATE.into(),
             cwd: cwd.into(),
             docs: DocsLocation::bundled(),
-            skills: Vec::new(),
+            ..Default::default()
         })
+    }
+
+    #[test]
+    fn an_extension_tools_snippet_and_guidelines_replace_the_defaults() {
+        let parts = |snippets: &[(&str, &str)], guidelines: &[(&str, &[&str])]| PromptParts {
+            tools: vec![("read", "Read a file"), ("word_count", "Count words\nin a text")],
+            snippets: snippets
+                .iter()
+                .map(|(n, s)| ((*n).to_owned(), (*s).to_owned()))
+                .collect(),
+            guidelines: guidelines
+                .iter()
+                .map(|(n, g)| ((*n).to_owned(), g.iter().map(|l| (*l).to_owned()).collect()))
+                .collect(),
+            ..Default::default()
+        };
+        let plain = build_system_prompt(&parts(&[], &[]));
+        assert!(
+            plain.contains("- read: Read file contents\n- word_count: Count words\n"),
+            "{plain}"
+        );
+        assert!(plain.contains("- Use read to examine files instead of cat or sed."));
+        let own = build_system_prompt(&parts(
+            &[("read", "Read with logging"), ("word_count", " Count the words ")],
+            &[
+                ("read", &["Read through the log."]),
+                ("word_count", &["Use word_count.", " ", "Use word_count."]),
+            ],
+        ));
+        assert!(
+            own.contains("- read: Read with logging\n- word_count: Count the words\n"),
+            "{own}"
+        );
+        assert!(
+            !own.contains("instead of cat or sed"),
+            "an override inherits no guideline: {own}"
+        );
+        assert_eq!(own.matches("- Use word_count.").count(), 1, "{own}");
+        assert!(own.contains("- Read through the log.\n- Use word_count.\n"), "{own}");
     }
 
     const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];

@@ -50,6 +50,53 @@ pub trait ToolUi: Send + Sync {
     async fn input(&self, title: &str, placeholder: Option<&str>) -> Option<String>;
     /// Shows a message; nothing to answer.
     fn notify(&self, message: &str, kind: NotifyKind);
+
+    /// [`ToolUi::select`] that pi answers with `None` once `timeout` passed (an extension's
+    /// dialog `timeout`); a user interface that shows the time left (RPC mode forwards it)
+    /// overrides it. The default asks without saying so.
+    async fn select_within(&self, title: &str, options: &[String], _timeout: std::time::Duration) -> Option<String> {
+        self.select(title, options).await
+    }
+
+    /// [`ToolUi::confirm`] with a `timeout` (see [`ToolUi::select_within`]).
+    async fn confirm_within(&self, title: &str, message: &str, _timeout: std::time::Duration) -> bool {
+        self.confirm(title, message).await
+    }
+
+    /// [`ToolUi::input`] with a `timeout` (see [`ToolUi::select_within`]).
+    async fn input_within(
+        &self,
+        title: &str,
+        placeholder: Option<&str>,
+        _timeout: std::time::Duration,
+    ) -> Option<String> {
+        self.input(title, placeholder).await
+    }
+
+    /// A multi-line text to edit (an extension's `ctx.ui.editor`), or `None` when dismissed.
+    /// The default has no editor: `None`.
+    async fn editor(&self, _title: &str, _prefill: Option<&str>) -> Option<String> {
+        None
+    }
+
+    /// Sets (`Some`) or clears (`None`) an extension's status entry `key` (`ctx.ui.setStatus`).
+    /// The default shows nothing.
+    fn set_status(&self, _key: &str, _text: Option<&str>) {}
+
+    /// Sets or clears an extension's widget `key`: lines shown above (`aboveEditor`, the default
+    /// placement) or below (`belowEditor`) the editor (`ctx.ui.setWidget`). The default shows
+    /// nothing.
+    fn set_widget(&self, _key: &str, _lines: Option<&[String]>, _placement: Option<&str>) {}
+
+    /// Sets the terminal's title (`ctx.ui.setTitle`). The default does nothing.
+    fn set_title(&self, _title: &str) {}
+
+    /// Puts `text` into the input editor (`ctx.ui.setEditorText`). The default does nothing.
+    fn set_editor_text(&self, _text: &str) {}
+
+    /// Sets (`Some`) or restores (`None`) the message shown while the agent works
+    /// (`ctx.ui.setWorkingMessage`). The default does nothing.
+    fn set_working_message(&self, _message: Option<&str>) {}
 }
 
 /// No one to ask: every question gets its "no answer" at once.

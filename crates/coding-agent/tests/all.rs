@@ -20,6 +20,7 @@ mod extension_events;
 mod extension_host;
 mod extension_imports;
 mod extension_pi073;
+mod extension_runner;
 mod mcp_tools;
 mod mutation_order;
 mod pending_props;

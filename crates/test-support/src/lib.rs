@@ -78,6 +78,7 @@
 
 pub mod anthropic;
 pub mod conformance;
+pub mod extensions;
 pub mod faults;
 pub mod fuzz;
 pub mod landlock;

@@ -97,6 +97,20 @@ pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Reply {
     Reply::events(&chunks)
 }
 
+/// The names of the tools a Chat Completions request body offers (`tools[].function.name`), in
+/// order; none when it offers none.
+pub fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| tool["function"]["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A model of provider [`PROVIDER`] served at `base_url` (e.g. `server.url("/v1")`).
 pub fn model(base_url: &str) -> Model {
     Model {

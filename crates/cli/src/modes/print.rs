@@ -19,6 +19,7 @@ use pi_agent_core::{AgentMessage, ContentBlock, StopReason};
 use serde_json::Value;
 
 use super::json::event_line;
+use pi_coding_agent::extensions::Extensions;
 use pi_coding_agent::{AgentSession, App, SessionEvent};
 
 /// The exit code of a print or JSON run that ended with a preview still pending (not applied).
@@ -37,6 +38,19 @@ fn write_line(output: &Output, line: &str) {
 
 /// Runs `prompts` in text print mode; returns the exit code.
 pub async fn run_text(app: &App, prompts: Vec<AgentMessage>, stdout: Output, stderr: Output) -> i32 {
+    run_text_with(app, &Extensions::none(), prompts, stdout, stderr).await
+}
+
+/// [`run_text`] with extensions: a prompt `/name args` naming an extension command runs the
+/// command instead of reaching the model (pi checks extension commands first); a command that
+/// fails is a stderr line, `Extension error (command:<name>): <message>`, and the run goes on.
+pub async fn run_text_with(
+    app: &App,
+    extensions: &Extensions,
+    prompts: Vec<AgentMessage>,
+    stdout: Output,
+    stderr: Output,
+) -> i32 {
     let session = app.session();
     let sink = stderr.clone();
     let subscription = session.subscribe(move |event| {
@@ -46,7 +60,7 @@ pub async fn run_text(app: &App, prompts: Vec<AgentMessage>, stdout: Output, std
             write_line(&sink, &format!("pi: {notice}"));
         }
     });
-    let code = run_prompts(app, prompts, &stdout, &stderr).await;
+    let code = run_prompts(app, extensions, prompts, &stdout, &stderr).await;
     subscription.unsubscribe();
     let pending = session.pending_actions().labels();
     for label in &pending {
@@ -79,9 +93,37 @@ fn with_pending(code: i32, pending: bool) -> i32 {
     }
 }
 
-async fn run_prompts(app: &App, prompts: Vec<AgentMessage>, stdout: &Output, stderr: &Output) -> i32 {
+/// Runs `prompt` as an extension command when it is one (`/name args`); `true` when it was. A
+/// failed command is reported on `stderr` as pi words it.
+async fn run_command(extensions: &Extensions, prompt: &AgentMessage, stderr: &Output) -> bool {
+    let Some(text) = prompt.as_user().map(|user| user.content.text()) else {
+        return false;
+    };
+    match extensions.run_command(&text).await {
+        None => false,
+        Some(Ok(())) => true,
+        Some(Err(error)) => {
+            write_line(
+                stderr,
+                &format!("Extension error ({}): {}", error.extension(), error.message()),
+            );
+            true
+        }
+    }
+}
+
+async fn run_prompts(
+    app: &App,
+    extensions: &Extensions,
+    prompts: Vec<AgentMessage>,
+    stdout: &Output,
+    stderr: &Output,
+) -> i32 {
     let session = app.session();
     for prompt in prompts {
+        if run_command(extensions, &prompt, stderr).await {
+            continue;
+        }
         if let Err(error) = app.prompt(prompt).await {
             write_line(stderr, &error.to_string());
             return 1;
@@ -120,12 +162,27 @@ async fn run_prompts(app: &App, prompts: Vec<AgentMessage>, stdout: &Output, std
 /// pending — its `pending_action` event is in the output). Pending actions are then rejected as in
 /// [`run_text`]; only a failing `reject` writes to `stderr`.
 pub async fn run_json(app: &App, header: Value, prompts: Vec<AgentMessage>, stdout: Output, stderr: Output) -> i32 {
+    run_json_with(app, &Extensions::none(), header, prompts, stdout, stderr).await
+}
+
+/// [`run_json`] with extensions: extension commands run as in [`run_text_with`].
+pub async fn run_json_with(
+    app: &App,
+    extensions: &Extensions,
+    header: Value,
+    prompts: Vec<AgentMessage>,
+    stdout: Output,
+    stderr: Output,
+) -> i32 {
     let session = app.session();
     write_line(&stdout, &header.to_string());
     let sink = stdout.clone();
     let subscription = session.subscribe(move |event| write_line(&sink, &event_line(event)));
     let mut code = 0;
     for prompt in prompts {
+        if run_command(extensions, &prompt, &stderr).await {
+            continue;
+        }
         if app.prompt(prompt).await.is_err() {
             code = 1;
             break;

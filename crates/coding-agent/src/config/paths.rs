@@ -62,6 +62,11 @@ impl AgentPaths {
         self.agent_dir.join("tools")
     }
 
+    /// The global extensions directory, `extensions/`.
+    pub fn extensions_dir(&self) -> PathBuf {
+        self.agent_dir.join("extensions")
+    }
+
     /// pi's caches, `cache/` (transpiled TypeScript of custom tools in `cache/ts/`).
     pub fn cache_dir(&self) -> PathBuf {
         self.agent_dir.join("cache")

@@ -310,6 +310,28 @@ impl AgentSession {
         (names, errors)
     }
 
+    /// Registers `tool` in the place of the built-in tool of its name (an extension's override,
+    /// pi's "Overriding Built-in Tools") and keeps it for session events; `false` (nothing
+    /// changed) when no built-in has that name.
+    pub fn override_builtin(&self, tool: Arc<dyn CustomTool>, path: Option<PathBuf>) -> bool {
+        let registered = RegisteredTool::custom(tool.clone(), path);
+        let replaced = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace_builtin(registered)
+            .is_some();
+        if replaced {
+            self.inner
+                .custom_tools
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(tool);
+        }
+        replaced
+    }
+
     /// The custom tool called `name`, for its renderers.
     pub fn custom_tool(&self, name: &str) -> Option<Arc<dyn CustomTool>> {
         self.inner

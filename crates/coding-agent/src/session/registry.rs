@@ -109,6 +109,17 @@ impl ToolRegistry {
         Ok(())
     }
 
+    /// Puts `tool` in the place of the built-in tool of the same name (an extension overriding
+    /// `read`, pi's "Overriding Built-in Tools"); the built-in it replaced, or `None` (and
+    /// nothing changes) when no built-in has that name.
+    pub fn replace_builtin(&mut self, tool: RegisteredTool) -> Option<RegisteredTool> {
+        let slot = self
+            .tools
+            .iter_mut()
+            .find(|t| t.name() == tool.name() && t.origin == ToolOrigin::Builtin)?;
+        Some(std::mem::replace(slot, tool))
+    }
+
     /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
         self.tools.iter().find(|t| t.name() == name)

@@ -75,6 +75,8 @@ pub struct InteractiveOptions {
     pub show_history: bool,
     /// `/help` lists the skills' `/skill:name` commands (pi's `enableSkillCommands`).
     pub skill_commands: bool,
+    /// The loaded extensions: a sent `/name args` naming one of their commands runs it.
+    pub extensions: Option<Arc<pi_coding_agent::extensions::Extensions>>,
 }
 
 impl Default for InteractiveOptions {
@@ -87,6 +89,7 @@ impl Default for InteractiveOptions {
             warnings: None,
             show_history: true,
             skill_commands: true,
+            extensions: None,
         }
     }
 }
@@ -183,8 +186,9 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     }
     screen.set_renderers(renderers(app));
     refresh(&mut screen, app);
+    let extensions = options.extensions.clone();
     if !options.initial.is_empty() {
-        start_run(&mut screen, app, options.initial, &run_tx);
+        start_run(&mut screen, app, extensions.as_ref(), options.initial, &run_tx);
     }
 
     let mut code = 0;
@@ -238,7 +242,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
             _ = ticker.tick(), if screen.is_running() => screen.tick(),
         }
         if let Some(action) = action
-            && !perform(action, &mut screen, app, &run_tx, skill_commands).await
+            && !perform(action, &mut screen, app, extensions.as_ref(), &run_tx, skill_commands).await
         {
             break;
         }
@@ -301,14 +305,31 @@ fn refresh(screen: &mut Screen, app: &App) {
     screen.set_pending(session.pending_actions().peek().map(|action| action.label.clone()));
 }
 
-/// Starts a run of `messages` in the background.
-fn start_run(screen: &mut Screen, app: &App, messages: Vec<AgentMessage>, done: &mpsc::UnboundedSender<RunResult>) {
+/// Starts a run of `messages` in the background; a message naming an extension command runs the
+/// command instead (pi checks extension commands first), its failure reported as a notice.
+fn start_run(
+    screen: &mut Screen,
+    app: &App,
+    extensions: Option<&Arc<pi_coding_agent::extensions::Extensions>>,
+    messages: Vec<AgentMessage>,
+    done: &mpsc::UnboundedSender<RunResult>,
+) {
     screen.set_running(true);
     let app = app.clone();
     let done = done.clone();
+    let extensions = extensions.cloned();
     tokio::spawn(async move {
         let mut result = Ok(());
         for message in messages {
+            if let Some(extensions) = &extensions
+                && let Some(text) = message.as_user().map(|user| user.content.text())
+                && let Some(outcome) = extensions.run_command(&text).await
+            {
+                if let Err(error) = outcome {
+                    extensions.report(&error);
+                }
+                continue;
+            }
             result = app.prompt(message).await;
             if result.is_err() {
                 break;
@@ -323,13 +344,14 @@ async fn perform(
     action: Action,
     screen: &mut Screen,
     app: &App,
+    extensions: Option<&Arc<pi_coding_agent::extensions::Extensions>>,
     runs: &mpsc::UnboundedSender<RunResult>,
     skill_commands: bool,
 ) -> bool {
     let session = app.session();
     match action {
         Action::Exit => return false,
-        Action::Prompt(text) => start_run(screen, app, vec![AgentMessage::user(text)], runs),
+        Action::Prompt(text) => start_run(screen, app, extensions, vec![AgentMessage::user(text)], runs),
         Action::Steer(text) => session.steer(session.expand_message(AgentMessage::user(text)).await),
         Action::FollowUp(text) => session.follow_up(session.expand_message(AgentMessage::user(text)).await),
         Action::RestoreQueued => {
@@ -357,7 +379,7 @@ async fn perform(
             screen.transcript_mut().user_resolution(verb, &reason, result, is_error);
             refresh(screen, app);
         }
-        Action::Command(command) => command_action(command, screen, app, skill_commands).await,
+        Action::Command(command) => command_action(command, screen, app, extensions, skill_commands).await,
         Action::Pick { kind, id } => picked(kind, &id, screen, app).await,
     }
     true
@@ -374,7 +396,13 @@ fn busy(screen: &mut Screen) -> bool {
     screen.is_running()
 }
 
-async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App, skill_commands: bool) {
+async fn command_action(
+    command: SlashCommand,
+    screen: &mut Screen,
+    app: &App,
+    extensions: Option<&Arc<pi_coding_agent::extensions::Extensions>>,
+    skill_commands: bool,
+) {
     match command {
         SlashCommand::Compact(instructions) => {
             let messages = app.with_store(|store| {
@@ -507,6 +535,12 @@ async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App, s
                 text.push_str(&format!("\n  {name:<10} {help}"));
             }
             text.push_str(&resource_commands(&app.session().resources(), skill_commands));
+            // The extensions' commands, by their invocation names.
+            for command in extensions.map(|e| e.commands()).unwrap_or_default() {
+                let name = format!("/{}", command.invocation_name);
+                let help = command.description.unwrap_or_default();
+                text.push_str(&format!("\n  {name:<10} {help}"));
+            }
             text.push_str(
                 "\nKeys: enter send (steer while running) · alt+enter follow-up · alt+up restore queued · esc abort · alt+y / alt+n apply / discard the pending preview · ctrl+o expand · ctrl+c twice or ctrl+d exit",
             );

@@ -165,6 +165,22 @@ async fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>
         Ok(message) => message,
         Err(error) => return rpc.respond("prompt", id, Err(error)),
     };
+    // pi checks extension commands first: `/name args` runs the command (its errors are an
+    // `extension_error` line), then the prompt is answered.
+    if let Some(text) = command.get("message").and_then(Value::as_str)
+        && let Some((name, _)) = pi_coding_agent::extensions::split_command(text)
+        && rpc.extensions.commands().iter().any(|c| c.invocation_name == name)
+    {
+        let (runner, text, id) = (rpc.clone(), text.to_owned(), id.cloned());
+        let run = tokio::spawn(async move {
+            if let Some(Err(error)) = runner.extensions.run_command(&text).await {
+                runner.writer.line(&super::ui::extension_error_line(&error));
+            }
+            runner.respond("prompt", id.as_ref(), Ok(None));
+        });
+        rpc.runs.lock().unwrap_or_else(|p| p.into_inner()).push(run);
+        return;
+    }
     let session = rpc.app.session();
     if rpc.running.load(Ordering::SeqCst) {
         let reply = match command.get("streamingBehavior").and_then(Value::as_str) {
@@ -204,9 +220,10 @@ async fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>
     runs.push(run);
 }
 
-/// `get_commands`: the prompt templates, then the skills as `skill:<name>`, with pi's fields
-/// (extension commands come first in pi; there are none here yet).
+/// `get_commands`: the extensions' commands, the prompt templates, then the skills as
+/// `skill:<name>`, with pi's fields and in pi's order.
 fn commands(rpc: &Rpc) -> Value {
+    let extensions = rpc.extensions.commands_json();
     let resources = rpc.app.session().resources();
     let templates = resources.prompts.iter().map(
         |t| json!({"name": t.name, "description": t.description, "source": "prompt", "sourceInfo": t.source_info}),
@@ -214,7 +231,7 @@ fn commands(rpc: &Rpc) -> Value {
     let skills = resources.skills.iter().map(|s| {
         json!({"name": format!("skill:{}", s.name), "description": s.description, "source": "skill", "sourceInfo": s.source_info})
     });
-    json!({"commands": templates.chain(skills).collect::<Vec<_>>()})
+    json!({"commands": extensions.into_iter().chain(templates).chain(skills).collect::<Vec<_>>()})
 }
 
 /// `set_auto_retry {enabled}`: turns the automatic retry on or off and saves it

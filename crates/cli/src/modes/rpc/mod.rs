@@ -23,8 +23,9 @@ use tokio::sync::mpsc;
 use super::print::Output;
 use pi_coding_agent::App;
 use pi_coding_agent::SessionEvent;
+use pi_coding_agent::extensions::Extensions;
 
-pub use ui::RpcUi;
+pub use ui::{RpcUi, extension_error_line};
 pub use writer::Writer;
 
 use state::Rpc;
@@ -67,6 +68,12 @@ pub async fn run_rpc(app: App, ui: RpcUi) -> i32 {
     run_rpc_with(app, ui, stdin_lines()).await
 }
 
+/// [`run_rpc`] with extensions: `prompt` runs their commands (`/name args`), `get_commands`
+/// lists them.
+pub async fn run_rpc_extended(app: App, ui: RpcUi, extensions: Arc<Extensions>) -> i32 {
+    run_rpc_lines(app, ui, extensions, stdin_lines()).await
+}
+
 /// Installs the RPC client as the session's user interface, before custom tools load (so they see
 /// `hasUI: true`); the returned UI is the one [`run_rpc_with`] answers.
 pub fn install_ui(app: &App, stdout: Output) -> RpcUi {
@@ -88,7 +95,16 @@ impl RpcUi {
 }
 
 /// Runs the protocol with `ui` (from [`install_ui`]) reading commands from `lines`.
-pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceiver<String>) -> i32 {
+pub async fn run_rpc_with(app: App, ui: RpcUi, lines: mpsc::UnboundedReceiver<String>) -> i32 {
+    run_rpc_lines(app, ui, Arc::new(Extensions::none()), lines).await
+}
+
+async fn run_rpc_lines(
+    app: App,
+    ui: RpcUi,
+    extensions: Arc<Extensions>,
+    mut lines: mpsc::UnboundedReceiver<String>,
+) -> i32 {
     let writer = ui.writer().clone();
     let events = writer.clone();
     let running = Arc::new(AtomicBool::new(false));
@@ -111,6 +127,7 @@ pub async fn run_rpc_with(app: App, ui: RpcUi, mut lines: mpsc::UnboundedReceive
     });
     let rpc = Arc::new(Rpc {
         app,
+        extensions,
         writer,
         ui,
         running,

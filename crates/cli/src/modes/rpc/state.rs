@@ -13,6 +13,8 @@ use super::writer::Writer;
 /// State shared by the command handlers.
 pub(crate) struct Rpc {
     pub(crate) app: App,
+    /// The loaded extensions: their commands run from `prompt`.
+    pub(crate) extensions: Arc<pi_coding_agent::extensions::Extensions>,
     pub(crate) writer: Writer,
     pub(crate) ui: RpcUi,
     /// A prompt's run is active: set when a prompt is accepted (before its run is spawned, so two

@@ -85,6 +85,39 @@ impl RpcUi {
     }
 }
 
+/// An extension's error as pi 0.73.1 writes it in RPC mode:
+/// `{"type":"extension_error","extensionPath","event","error"}`.
+pub fn extension_error_line(error: &pi_coding_agent::extensions::ExtensionError) -> Value {
+    json!({
+        "type": "extension_error",
+        "extensionPath": error.extension(),
+        "event": error.event(),
+        "error": error.message(),
+    })
+}
+
+/// A duration as pi's `timeout` field: milliseconds.
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The `value` of a dialog's response, unless it was cancelled or never came.
+fn answered_value(response: Option<Value>) -> Option<String> {
+    let response = response?;
+    if cancelled(&response) {
+        return None;
+    }
+    response.get("value").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// A confirm's answer: `confirmed`, `false` when cancelled or never answered.
+fn confirmed(response: Option<Value>) -> bool {
+    response
+        .filter(|response| !cancelled(response))
+        .and_then(|response| response.get("confirmed").and_then(Value::as_bool))
+        .unwrap_or(false)
+}
+
 fn cancelled(response: &Value) -> bool {
     response.get("cancelled").and_then(Value::as_bool) == Some(true)
 }
@@ -96,45 +129,99 @@ impl ToolUi for RpcUi {
     }
 
     async fn select(&self, title: &str, options: &[String]) -> Option<String> {
-        let response = self
-            .ask(json!({"method": "select", "title": title, "options": options}))
-            .await?;
-        if cancelled(&response) {
-            return None;
-        }
-        response.get("value").and_then(Value::as_str).map(str::to_owned)
+        answered_value(
+            self.ask(json!({"method": "select", "title": title, "options": options}))
+                .await,
+        )
     }
 
     async fn confirm(&self, title: &str, message: &str) -> bool {
-        match self
-            .ask(json!({"method": "confirm", "title": title, "message": message}))
-            .await
-        {
-            Some(response) if !cancelled(&response) => {
-                response.get("confirmed").and_then(Value::as_bool).unwrap_or(false)
-            }
-            _ => false,
-        }
+        confirmed(
+            self.ask(json!({"method": "confirm", "title": title, "message": message}))
+                .await,
+        )
     }
 
     async fn input(&self, title: &str, placeholder: Option<&str>) -> Option<String> {
-        let response = self
-            .ask(json!({"method": "input", "title": title, "placeholder": placeholder}))
-            .await?;
-        if cancelled(&response) {
-            return None;
-        }
-        response.get("value").and_then(Value::as_str).map(str::to_owned)
+        answered_value(
+            self.ask(json!({"method": "input", "title": title, "placeholder": placeholder}))
+                .await,
+        )
     }
 
     fn notify(&self, message: &str, kind: NotifyKind) {
-        self.writer.line(&json!({
+        self.tell(json!({"method": "notify", "message": message, "notifyType": kind.as_str()}));
+    }
+
+    async fn select_within(&self, title: &str, options: &[String], timeout: std::time::Duration) -> Option<String> {
+        let request = json!({"method": "select", "title": title, "options": options, "timeout": millis(timeout)});
+        answered_value(self.ask(request).await)
+    }
+
+    async fn confirm_within(&self, title: &str, message: &str, timeout: std::time::Duration) -> bool {
+        let request = json!({"method": "confirm", "title": title, "message": message, "timeout": millis(timeout)});
+        confirmed(self.ask(request).await)
+    }
+
+    async fn input_within(
+        &self,
+        title: &str,
+        placeholder: Option<&str>,
+        timeout: std::time::Duration,
+    ) -> Option<String> {
+        let request =
+            json!({"method": "input", "title": title, "placeholder": placeholder, "timeout": millis(timeout)});
+        answered_value(self.ask(request).await)
+    }
+
+    async fn editor(&self, title: &str, prefill: Option<&str>) -> Option<String> {
+        let mut request = json!({"method": "editor", "title": title});
+        if let Some(prefill) = prefill {
+            request["prefill"] = prefill.into();
+        }
+        answered_value(self.ask(request).await)
+    }
+
+    fn set_status(&self, key: &str, text: Option<&str>) {
+        let mut request = json!({"method": "setStatus", "statusKey": key});
+        if let Some(text) = text {
+            request["statusText"] = text.into();
+        }
+        self.tell(request);
+    }
+
+    fn set_widget(&self, key: &str, lines: Option<&[String]>, placement: Option<&str>) {
+        let mut request = json!({"method": "setWidget", "widgetKey": key});
+        if let Some(lines) = lines {
+            request["widgetLines"] = json!(lines);
+        }
+        if let Some(placement) = placement {
+            request["widgetPlacement"] = placement.into();
+        }
+        self.tell(request);
+    }
+
+    fn set_title(&self, title: &str) {
+        self.tell(json!({"method": "setTitle", "title": title}));
+    }
+
+    fn set_editor_text(&self, text: &str) {
+        self.tell(json!({"method": "set_editor_text", "text": text}));
+    }
+}
+
+impl RpcUi {
+    /// A fire-and-forget `extension_ui_request` (`notify`, `setStatus`, …): `type` and `id`
+    /// first, then `fields`, as pi writes them.
+    fn tell(&self, fields: Value) {
+        let mut request = json!({
             "type": "extension_ui_request",
             "id": uuid::Uuid::new_v4().to_string(),
-            "method": "notify",
-            "message": message,
-            "notifyType": kind.as_str(),
-        }));
+        });
+        if let (Value::Object(request), Value::Object(fields)) = (&mut request, fields) {
+            request.extend(fields);
+        }
+        self.writer.line(&request);
     }
 }
 

@@ -28,8 +28,8 @@ use super::spec::ProcessSpec;
 use crate::custom_tools::ToolApi;
 
 /// What pi does with the requests and notifications of the process. The transport only routes
-/// them here; the host hands in pi's handlers (`handlers::PI`), so this module does not
-/// depend on them.
+/// them here; the host hands in pi's handlers (`handlers::PI` for process tools, the extension
+/// handlers for protocol version 2), so this module does not depend on them.
 #[async_trait::async_trait]
 pub(crate) trait Handler: Send + Sync {
     /// A notification of the process.
@@ -76,7 +76,7 @@ pub(crate) struct Connection {
     label: String,
     name: OnceLock<String>,
     api: ToolApi,
-    handler: &'static dyn Handler,
+    handler: Arc<dyn Handler>,
     timeout: Duration,
     writer: mpsc::UnboundedSender<Outgoing>,
     next_id: AtomicU64,
@@ -108,7 +108,7 @@ impl Connection {
     pub(crate) fn spawn(
         spec: &ProcessSpec,
         api: &ToolApi,
-        handler: &'static dyn Handler,
+        handler: Arc<dyn Handler>,
     ) -> std::io::Result<Arc<Connection>> {
         let mut command = tokio::process::Command::new(&spec.program);
         command

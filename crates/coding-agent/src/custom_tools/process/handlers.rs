@@ -16,10 +16,7 @@ use crate::custom_tools::{DEFAULT_SOURCE_TOOL, ExecOptions};
 use crate::resolve::{PendingAction, PendingError};
 use crate::ui::NotifyKind;
 
-/// pi's handlers, handed to every connection the host spawns.
-pub(crate) static PI: PiHandlers = PiHandlers;
-
-/// The [`Handler`] of pi: [`notification`] and [`request`].
+/// The [`Handler`] of pi for process tools: [`notification`] and [`request`].
 pub(crate) struct PiHandlers;
 
 #[async_trait::async_trait]

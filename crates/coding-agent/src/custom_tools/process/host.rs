@@ -1,14 +1,18 @@
 //! The host of one tool location: its current process (started again, lazily, after a failure),
 //! `initialize`, session events (one `session` request per event for all the tools of the
 //! process, replayed to a restarted process) and `shutdown`.
+//!
+//! The same host runs extension processes (protocol version 2, `crate::extensions`): they come
+//! with their own [`Protocol`] — the handlers of their requests, the `initialize` params, what an
+//! answer must hold, and more `context` for `execute`.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use pi_agent_core::lock;
 use serde_json::{Value, json};
 
-use super::connection::{CallError, Connection};
+use super::connection::{CallError, Connection, Handler};
 use super::context::{SentContext, session_context};
 use super::error::ProcessError;
 use super::handlers;
@@ -20,12 +24,46 @@ use crate::ui::NotifyKind;
 /// The last session event and which tools of the process have been given it.
 type Delivery = (ToolSessionEvent, BTreeSet<usize>);
 
+/// What `context` of an `execute` holds beyond version 1's (protocol version 2's `Context`).
+pub(crate) type ExtraContext = Arc<dyn Fn() -> serde_json::Map<String, Value> + Send + Sync>;
+
+/// The protocol a host speaks with its process: version 1 (process tools, [`Protocol::tools`])
+/// or an extension's version 2.
+#[derive(Clone)]
+pub(crate) struct Protocol {
+    /// `initialize.protocolVersion`.
+    pub(crate) version: u32,
+    /// More `initialize` params (version 2: `agentDir`).
+    pub(crate) initialize: serde_json::Map<String, Value>,
+    /// Checks the `initialize` answer; its error is the `why` of the load error.
+    pub(crate) check: fn(&Value) -> Result<(), String>,
+    /// pi's answers to the process's requests and notifications.
+    pub(crate) handler: Arc<dyn Handler>,
+    /// Added to the `context` of every `execute`.
+    pub(crate) extra_context: Option<ExtraContext>,
+}
+
+impl Protocol {
+    /// Version 1: a process tool (at least one valid tool, pi's handlers).
+    pub(crate) fn tools() -> Self {
+        Protocol {
+            version: PROTOCOL_VERSION,
+            initialize: serde_json::Map::new(),
+            check: |answer| parse_definitions(answer).map(drop),
+            handler: Arc::new(handlers::PiHandlers),
+            extra_context: None,
+        }
+    }
+}
+
 /// Shared by all the tools one process defines.
 pub(crate) struct Host {
     spec: ProcessSpec,
     api: ToolApi,
-    /// The first tool's name: names the process in messages that belong to no call.
-    name: String,
+    protocol: Protocol,
+    /// The first tool's name (an extension's path): names the process in messages that belong
+    /// to no call.
+    name: OnceLock<String>,
     current: tokio::sync::Mutex<Option<Arc<Connection>>>,
     /// The last event other than `shutdown`, sent again to a restarted process.
     replay: Mutex<Option<ToolSessionEvent>>,
@@ -40,23 +78,62 @@ impl Host {
         spec: ProcessSpec,
         api: ToolApi,
     ) -> Result<(Arc<Host>, Vec<ToolDefinition>), ProcessError> {
-        let connection = spawn(&spec, &api)?;
-        let tools = initialize(&connection, &spec, &api).await?;
-        tracing::info!(parent: connection.span(), tools = tools.len(), "tool process initialized");
+        let (host, answer) = Host::start_with(spec, api, Protocol::tools()).await?;
+        let tools = parse_definitions(&answer).map_err(|why| ProcessError::InvalidAnswer {
+            label: host.spec.label.clone(),
+            why,
+        })?;
         let name = tools
             .first()
-            .map_or_else(|| spec.label.clone(), |tool| tool.name.clone());
-        connection.set_name(&name);
+            .map_or_else(|| host.spec.label.clone(), |tool| tool.name.clone());
+        if let Some(connection) = host.current.lock().await.as_ref() {
+            connection.set_name(&name);
+        }
+        let _ = host.name.set(name);
+        Ok((host, tools))
+    }
+
+    /// Starts the process and initializes it with `protocol`; the host and the `initialize`
+    /// answer (which `protocol.check` accepted).
+    pub(crate) async fn start_with(
+        spec: ProcessSpec,
+        api: ToolApi,
+        protocol: Protocol,
+    ) -> Result<(Arc<Host>, Value), ProcessError> {
+        let connection = spawn(&spec, &api, &protocol)?;
+        let answer = initialize(&connection, &spec, &api, &protocol).await?;
+        tracing::info!(parent: connection.span(), version = protocol.version, "tool process initialized");
         let host = Host {
             spec,
             api,
-            name,
+            protocol,
+            name: OnceLock::new(),
             current: tokio::sync::Mutex::new(Some(connection)),
             replay: Mutex::new(None),
             delivered: Mutex::new(None),
             session_order: tokio::sync::Mutex::new(()),
         };
-        Ok((Arc::new(host), tools))
+        Ok((Arc::new(host), answer))
+    }
+
+    /// Names the process in messages that belong to no call (the first tool of a process tool;
+    /// an extension's path); its label until then.
+    pub(crate) fn set_name(&self, name: &str) {
+        let _ = self.name.set(name.to_owned());
+    }
+
+    fn name(&self) -> &str {
+        self.name.get().map_or(&self.spec.label, String::as_str)
+    }
+
+    /// More `context` for an `execute` (protocol version 2), if any.
+    pub(crate) fn extra_context(&self) -> Option<serde_json::Map<String, Value>> {
+        self.protocol.extra_context.as_ref().map(|extra| extra())
+    }
+
+    /// The live connection, if the process runs now (no restart).
+    pub(crate) async fn live(&self) -> Option<Arc<Connection>> {
+        self.current.lock().await.clone().filter(|c| c.is_alive())
     }
 
     /// The session's working directory, which the paths of calls are relative to.
@@ -77,10 +154,10 @@ impl Host {
             return Ok(connection.clone());
         }
         *current = None;
-        tracing::info!(tool = %self.name, "restarting the tool process");
-        let connection = spawn(&self.spec, &self.api)?;
-        initialize(&connection, &self.spec, &self.api).await?;
-        connection.set_name(&self.name);
+        tracing::info!(tool = %self.name(), "restarting the tool process");
+        let connection = spawn(&self.spec, &self.api, &self.protocol)?;
+        initialize(&connection, &self.spec, &self.api, &self.protocol).await?;
+        connection.set_name(self.name());
         let replay = lock(&self.replay).clone();
         if let Some(event) = replay {
             self.send_session(&connection, &event).await;
@@ -138,12 +215,12 @@ impl Host {
             params
         };
         match connection
-            .call_with_context_within("session", build, self.spec.timeout, &self.name)
+            .call_with_context_within("session", build, self.spec.timeout, self.name())
             .await
         {
             Ok(_) => {}
             Err(CallError::Rpc(error)) => self.warn(&format!("session event failed: {}", error.message)),
-            Err(CallError::Failed(failure)) => self.warn(&failure.message(&self.name)),
+            Err(CallError::Failed(failure)) => self.warn(&failure.message(self.name())),
         }
     }
 
@@ -153,7 +230,7 @@ impl Host {
     }
 
     /// `shutdown`, then stdin closed; killed when it does not exit within [`SHUTDOWN_GRACE`].
-    async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         let Some(connection) = self.current.lock().await.take() else {
             return;
         };
@@ -190,26 +267,30 @@ fn same_event(a: &ToolSessionEvent, b: &ToolSessionEvent) -> bool {
         && a.previous_session_file == b.previous_session_file
 }
 
-/// Starts the process of `spec`, served by pi's handlers.
-fn spawn(spec: &ProcessSpec, api: &ToolApi) -> Result<Arc<Connection>, ProcessError> {
-    Connection::spawn(spec, api, &handlers::PI).map_err(|source| ProcessError::Spawn {
+/// Starts the process of `spec`, served by the protocol's handlers.
+fn spawn(spec: &ProcessSpec, api: &ToolApi, protocol: &Protocol) -> Result<Arc<Connection>, ProcessError> {
+    Connection::spawn(spec, api, protocol.handler.clone()).map_err(|source| ProcessError::Spawn {
         label: spec.label.clone(),
         source,
     })
 }
 
-/// `initialize`: the tools the process defines. On failure the process is killed.
+/// `initialize`: its answer, checked by the protocol. On failure the process is killed.
 async fn initialize(
     connection: &Connection,
     spec: &ProcessSpec,
     api: &ToolApi,
-) -> Result<Vec<ToolDefinition>, ProcessError> {
-    let params = json!({
-        "protocolVersion": PROTOCOL_VERSION,
+    protocol: &Protocol,
+) -> Result<Value, ProcessError> {
+    let mut params = json!({
+        "protocolVersion": protocol.version,
         "cwd": api.cwd(),
         "hasUI": api.has_ui(),
         "piVersion": env!("CARGO_PKG_VERSION"),
     });
+    if let Value::Object(fields) = &mut params {
+        fields.extend(protocol.initialize.clone());
+    }
     let label = &spec.label;
     let outcome = connection
         .call_within("initialize", &params, INITIALIZE_TIMEOUT, label)
@@ -232,15 +313,17 @@ async fn initialize(
         CallError::Failed(Failure::LineTooLong) => ProcessError::LineTooLong { label },
         CallError::Failed(Failure::Stopped) => ProcessError::Stopped { label },
     });
-    let tools = answer.and_then(|answer| {
-        parse_definitions(&answer).map_err(|why| ProcessError::InvalidAnswer {
-            label: spec.label.clone(),
-            why,
-        })
+    let checked = answer.and_then(|answer| {
+        (protocol.check)(&answer)
+            .map(|()| answer)
+            .map_err(|why| ProcessError::InvalidAnswer {
+                label: spec.label.clone(),
+                why,
+            })
     });
-    if let Err(error) = &tools {
+    if let Err(error) = &checked {
         tracing::warn!(parent: connection.span(), %error, "tool process failed to initialize");
         connection.terminate(Failure::Stopped);
     }
-    tools
+    checked
 }

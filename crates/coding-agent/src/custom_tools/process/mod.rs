@@ -38,7 +38,14 @@ mod protocol;
 mod spec;
 mod tool;
 
-pub(crate) use protocol::seconds;
+pub(crate) use connection::{CallError, Connection, Handler};
+pub(crate) use context::{SentContext, execute_context};
+pub(crate) use handlers::{notification as tool_notification, request as tool_request};
+pub(crate) use host::{Host, Protocol};
+pub(crate) use protocol::{
+    Failure, METHOD_NOT_FOUND, RpcError, SERVER_ERROR, ToolDefinition, parse_definition, seconds,
+};
+pub(crate) use tool::ProcessTool;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -234,7 +234,7 @@ pub(crate) fn parse_definitions(result: &Value) -> Result<Vec<ToolDefinition>, S
     Ok(definitions)
 }
 
-fn parse_definition(tool: &Value) -> Result<ToolDefinition, String> {
+pub(crate) fn parse_definition(tool: &Value) -> Result<ToolDefinition, String> {
     let name = match tool.get("name") {
         Some(Value::String(name)) => name.clone(),
         _ => return Err("\"name\" must be a string".to_owned()),

@@ -106,9 +106,17 @@ impl ProcessTool {
         let mut params = json!({"callId": call_id, "tool": self.name, "params": args});
         // pi's `CustomToolContext`, current at this call (none outside a session).
         let view = connection.api().session_view();
+        let extra = self.host.extra_context();
         let build = |sent: &mut SentContext| {
             if let Some(view) = &view {
                 params["context"] = execute_context(&**view, sent);
+            }
+            // Protocol version 2: the extension's `Context` snapshot, beside version 1's fields.
+            if let Some(extra) = extra {
+                match &mut params["context"] {
+                    Value::Object(context) => context.extend(extra),
+                    slot => *slot = Value::Object(extra),
+                }
             }
             params
         };

@@ -1,0 +1,287 @@
+//! The extensions' [`ExtensionRunner`] over real processes: the Python example
+//! (`examples/extensions/python-guard`) and small Python extensions, loaded with
+//! [`Extensions::load`], their handlers called as the emit points call them — results, a handler
+//! that throws, one that hangs (the process is restarted), `register` after `initialize`, and
+//! `tools.execute` / `pi.events.emit` between processes. Needs `python3` (fails without it).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use pi_agent_core::faux::FauxModel;
+use pi_ai::ModelRegistry;
+use pi_coding_agent::custom_tools::ToolApi;
+use pi_coding_agent::extensions::{EntryKind, ExtensionEntry, ExtensionError, Extensions, LoadOptions, Origin};
+use pi_coding_agent::{App, ExtensionSetup, SessionBuilder};
+use pi_session_store::SessionManager;
+use pi_test_support::extensions::{examples_dir, python_extension};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+fn entry(dir: &Path) -> ExtensionEntry {
+    ExtensionEntry {
+        path: dir.to_path_buf(),
+        kind: EntryKind::Process {
+            manifest: dir.join("extension.json"),
+        },
+        origin: Origin::Cli,
+        base_dir: None,
+    }
+}
+
+async fn handle(extensions: &Extensions, event: Value) -> Vec<Result<Option<Value>, ExtensionError>> {
+    let kind = event["type"].as_str().unwrap().to_owned();
+    let mut outcomes = Vec::new();
+    for listener in extensions.runner().listeners(&kind) {
+        outcomes.push(listener.handle(&event, &CancellationToken::new()).await);
+    }
+    outcomes
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_example_blocks_rm_rf_and_transforms_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let guard = examples_dir().join("python-guard");
+    let extensions = Extensions::load(vec![entry(&guard)], &ToolApi::new(dir.path()), LoadOptions::default()).await;
+    assert!(extensions.load_errors().is_empty(), "{:?}", extensions.load_errors());
+    let registered = extensions.registrations();
+    assert_eq!(registered[0].events, ["tool_call", "input"]);
+    assert!(
+        extensions.runner().listeners("agent_start").is_empty(),
+        "no handler, no listener"
+    );
+
+    let blocked = handle(
+        &extensions,
+        json!({"type": "tool_call", "toolCallId": "c1", "toolName": "bash", "input": {"command": "rm -rf /"}}),
+    )
+    .await;
+    assert_eq!(
+        blocked,
+        [Ok(Some(
+            json!({"block": true, "reason": "Blocked by python-guard: rm -rf is not allowed"})
+        ))]
+    );
+    let allowed = handle(
+        &extensions,
+        json!({"type": "tool_call", "toolCallId": "c2", "toolName": "bash", "input": {"command": "ls"}}),
+    )
+    .await;
+    assert_eq!(allowed, [Ok(None)]);
+    let shouted = handle(
+        &extensions,
+        json!({"type": "input", "text": "!shout hello", "source": "rpc"}),
+    )
+    .await;
+    assert_eq!(shouted, [Ok(Some(json!({"action": "transform", "text": "HELLO"})))]);
+    extensions.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_throwing_or_hanging_handler_is_an_error_and_the_process_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = r#"
+import time
+
+@ext.on("input")
+def handler(event, ctx):
+    if event["text"] == "throw":
+        raise RuntimeError("input handler broke")
+    if event["text"] == "hang":
+        time.sleep(3600)
+    return {"action": "transform", "text": event["text"] + "!"}
+"#;
+    let root = python_extension(dir.path(), "flaky", body, Some(500));
+    let extensions = Extensions::load(vec![entry(&root)], &ToolApi::new(dir.path()), LoadOptions::default()).await;
+    let reported = Arc::new(Mutex::new(Vec::new()));
+    let sink = reported.clone();
+    extensions.set_report(Arc::new(move |error: &ExtensionError| {
+        sink.lock().unwrap().push(error.to_string())
+    }));
+    let path = root.display().to_string();
+
+    let thrown = handle(&extensions, json!({"type": "input", "text": "throw"})).await;
+    assert_eq!(
+        thrown,
+        [Err(ExtensionError::Handler {
+            extension: path.clone(),
+            event: "input".into(),
+            message: "input handler broke".into(),
+        })]
+    );
+    let hung = handle(&extensions, json!({"type": "input", "text": "hang"})).await;
+    assert_eq!(
+        hung,
+        [Err(ExtensionError::Timeout {
+            extension: path.clone(),
+            event: "input".into(),
+        })]
+    );
+    assert_eq!(
+        hung[0].as_ref().unwrap_err().to_string(),
+        format!("Extension \"{path}\" error in input handler: timed out")
+    );
+    // Killed after the time limit, started again for the next event.
+    let again = handle(&extensions, json!({"type": "input", "text": "ok"})).await;
+    assert_eq!(again, [Ok(Some(json!({"action": "transform", "text": "ok!"})))]);
+    extensions.runner().report(hung[0].clone().unwrap_err());
+    assert_eq!(
+        *reported.lock().unwrap(),
+        [format!("Extension \"{path}\" error in input handler: timed out")]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn builtin_tools_events_between_processes_and_late_registrations() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello from the file\n").unwrap();
+    let reader = r#"
+import threading
+seen = []
+
+@ext.on_bus("greetings")
+def greeted(data):
+    seen.append(data)
+    # Registered after initialize: a command of its own.
+    ext._notify("register", {"path": ext.path, "commands": [{"name": "late", "description": "Came later"}],
+                             "tools": [{"name": "late_tool", "description": "Came later",
+                                        "parameters": {"type": "object", "properties": {}}}]})
+
+@ext.command("read-notes")
+def read_notes(args, ctx):
+    result = ext.run_tool("read", {"path": "notes.txt"})
+    ext.emit("read", {"text": result["content"][0]["text"], "seen": seen})
+"#;
+    let sender = r#"
+received = []
+
+@ext.on_bus("read")
+def on_read(data):
+    received.append(data)
+
+@ext.command("hello")
+def hello(args, ctx):
+    ext.emit("greetings", {"from": "sender"})
+
+@ext.command("report")
+def report(args, ctx):
+    raise pi_extension.ToolError(repr(received))
+"#;
+    let first = python_extension(dir.path(), "reader", reader, Some(5000));
+    let second = python_extension(dir.path(), "sender", sender, Some(5000));
+    let faux = FauxModel::new();
+    let built = SessionBuilder::new(dir.path(), faux.model())
+        .stream_fn(Arc::new(faux.clone()))
+        .context_files(false)
+        .extensions(ExtensionSetup {
+            paths: vec![first, second],
+            no_extensions: true,
+            resolved: Vec::new(),
+        })
+        .build()
+        .await
+        .unwrap();
+    let extensions = built.extensions;
+    assert!(built.extension_errors.is_empty(), "{:?}", built.extension_errors);
+    let app = App::new(
+        built.session,
+        SessionManager::in_memory(dir.path()),
+        Arc::new(ModelRegistry::builtin()),
+        None,
+        Arc::new(|warning| panic!("{warning}")),
+    );
+    extensions.attach(&app);
+    assert_eq!(extensions.run_command("/hello").await, Some(Ok(())));
+    // `greetings` reached the reader, which registered `late` in answer.
+    let names = || -> Vec<String> { extensions.commands().into_iter().map(|c| c.invocation_name).collect() };
+    let has_late_tool = || app.session().active_tool_names().iter().any(|name| name == "late_tool");
+    for _ in 0..100 {
+        if names().len() == 4 && has_late_tool() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(names(), ["read-notes", "late", "hello", "report"]);
+    // Its tool joined the running session, active.
+    assert!(has_late_tool(), "{:?}", app.session().active_tool_names());
+    // `tools.execute` runs pi's built-in `read` in pi's cwd; the text goes to the sender.
+    assert_eq!(extensions.run_command("/read-notes").await, Some(Ok(())));
+    let report = extensions.run_command("/report").await.unwrap().unwrap_err();
+    assert_eq!(
+        report.message(),
+        "[{'text': 'hello from the file\\n', 'seen': [{'from': 'sender'}]}]"
+    );
+    assert!(extensions.run_command("/nope").await.is_none());
+    extensions.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_overrides_a_builtin_and_completes_its_command_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "the built-in read\n").unwrap();
+    let body = r#"
+@ext.tool(name="read", description="Read, logged", parameters={"type": "object", "properties": {"path": {"type": "string"}}})
+def read(call, params):
+    inner = ext.run_tool("read", {"path": params["path"]}, call_id=call.call_id)
+    return "logged: " + inner["content"][0]["text"]
+
+def complete(prefix):
+    return [{"value": v, "label": v} for v in ["alpha", "beta", "alps"] if v.startswith(prefix)]
+
+@ext.command("pick", description="Pick one", complete=complete)
+def pick(args, ctx):
+    pass
+"#;
+    let root = python_extension(dir.path(), "logged-read", body, Some(5000));
+    let faux = FauxModel::new();
+    let built = SessionBuilder::new(dir.path(), faux.model())
+        .stream_fn(Arc::new(faux.clone()))
+        .context_files(false)
+        .extensions(ExtensionSetup {
+            paths: vec![root.clone()],
+            no_extensions: true,
+            resolved: Vec::new(),
+        })
+        .build()
+        .await
+        .unwrap();
+    assert!(built.extension_errors.is_empty(), "{:?}", built.extension_errors);
+    let session = built.session;
+    // The extension's `read` took the built-in's place (still active by default; as a custom tool
+    // it may stage previews, so `resolve` comes with it) …
+    assert_eq!(
+        session.active_tool_names(),
+        ["read", "bash", "edit", "write", "resolve"]
+    );
+    let read = session.tool_registry().get("read").unwrap().tool.clone();
+    assert_eq!(read.description(), "Read, logged");
+    // … and reaches the built-in through `tools.execute`.
+    let result = read
+        .execute(
+            "c1",
+            json!({"path": "notes.txt"}),
+            pi_agent_core::ToolContext::detached(),
+        )
+        .await
+        .unwrap();
+    let text: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            pi_agent_core::ContentBlock::Text(text) => Some(text.text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, ["logged: the built-in read\n"]);
+    let completions = built.extensions.complete("pick", "al").await.unwrap();
+    assert_eq!(
+        completions,
+        [
+            json!({"value": "alpha", "label": "alpha"}),
+            json!({"value": "alps", "label": "alps"})
+        ]
+    );
+    assert_eq!(built.extensions.complete("nope", "al").await, None);
+    built.extensions.shutdown().await;
+}
