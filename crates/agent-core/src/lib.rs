@@ -54,6 +54,7 @@ mod message;
 mod model;
 mod mutation;
 mod names;
+mod provider_hooks;
 mod queue;
 mod sync;
 mod tool;
@@ -72,7 +73,7 @@ pub use dispatch::panic_text;
 pub use event::{AgentEvent, EventSink};
 pub use hooks::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallHook,
-    BeforeToolCallResult,
+    BeforeToolCallResult, MessageEndHook,
 };
 pub use lenient::Lenient;
 pub use limit::{
@@ -91,6 +92,7 @@ pub use mutation::{
     HeldMutations, MutationGuard, MutationTicket, carry_held_mutations, lock_files, mutation_key, mutation_keys,
 };
 pub use names::UnknownName;
+pub use provider_hooks::{PayloadHook, ProviderHooks, ResponseHook};
 pub use queue::{MessageQueue, QueueMode};
 pub use sync::lock;
 pub use tool::{

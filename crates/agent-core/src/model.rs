@@ -8,6 +8,7 @@
 //! Provider crates implement [`StreamFn`] over HTTP; [`crate::faux::FauxModel`] implements it
 //! from a script for tests, benchmarks and the offline demo.
 
+use crate::provider_hooks::ProviderHooks;
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
@@ -247,6 +248,9 @@ pub struct StreamOptions {
     pub headers: BTreeMap<String, String>,
     /// Cancels the request; the stream then ends with `stopReason: aborted`.
     pub cancel: CancellationToken,
+    /// Called with the request body before it is sent and with the response's status and
+    /// headers (pi-ai's `onPayload` / `onResponse`).
+    pub provider_hooks: ProviderHooks,
 }
 
 /// What one model call sees: the system prompt, the messages and the tools.
