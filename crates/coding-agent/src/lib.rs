@@ -51,6 +51,7 @@ mod builder;
 pub mod compaction;
 pub mod config;
 pub mod custom_tools;
+pub mod extensions;
 mod messages;
 mod model_choice;
 mod model_scope;

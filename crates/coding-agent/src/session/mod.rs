@@ -48,11 +48,12 @@ mod options;
 pub use options::{SessionOptions, SessionSettings};
 
 mod retry;
+mod extensions;
 use retry::RetryState;
 pub use retry::is_retryable;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use pi_agent_core::{
@@ -61,6 +62,7 @@ use pi_agent_core::{
 };
 
 use crate::ast::{AstEditTool, AstGrepTool};
+use crate::extensions::events::{AgentEvents, EventQueue, ExtensionSlot};
 use crate::config::AgentRetry;
 use crate::custom_tools::{
     CustomTool, CustomTools, LoadError, SessionView, SessionViewSlot, ToolApi, ToolSessionEvent, UiSlot,
@@ -129,6 +131,16 @@ struct Inner {
     queued: Mutex<QueuedTexts>,
     /// The automatic retry of failed turns.
     retry: RetryState,
+    /// The loaded extensions, read by the loop hooks when they run (`None`: no hooks installed).
+    extensions: ExtensionSlot,
+    /// Whether a runner is set (checked before anything else is done for extensions).
+    has_extensions: AtomicBool,
+    /// The loop hooks were installed (once, with the first runner).
+    extension_hooks: AtomicBool,
+    /// The agent's notification events on their way to the extensions.
+    extension_queue: Arc<EventQueue>,
+    /// Turns agent events into extension events (the turn index).
+    extension_events: AgentEvents,
 }
 
 /// Removes its listener when passed to [`SessionSubscription::unsubscribe`].
@@ -228,6 +240,11 @@ impl AgentSession {
                 reminder_due: Mutex::new(None),
                 queued: Mutex::new(QueuedTexts::default()),
                 retry: RetryState::new(options.settings.retry),
+                extensions: ExtensionSlot::default(),
+                has_extensions: AtomicBool::new(false),
+                extension_hooks: AtomicBool::new(false),
+                extension_queue: Arc::new(EventQueue::default()),
+                extension_events: AgentEvents::default(),
             }
         });
         wire(&inner);
@@ -352,14 +369,28 @@ impl AgentSession {
 
     /// Sends a prompt (a text, a message, messages) and waits until the run ends — with its
     /// automatic retries when it failed with a transient error (`retry.*`, see `retry.rs`).
+    ///
+    /// With extensions, `before_agent_start` goes first: the custom messages they inject follow
+    /// the prompt, and the system prompt they chain is the one of this run only. The prompt
+    /// returns once the extensions have handled the run's events (`agent_end` included).
     pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
-        self.inner.agent.prompt(input).await?;
-        let inner = &self.inner;
-        inner
-            .retry
-            .retry_failed_runs(&inner.agent, |event| inner.emit(event))
-            .await;
-        Ok(())
+        let mut input = input.into();
+        let base_prompt = self.before_agent_start(&mut input).await;
+        let result = self.inner.agent.prompt(input).await;
+        if result.is_ok() {
+            let inner = &self.inner;
+            inner
+                .retry
+                .retry_failed_runs(&inner.agent, |event| inner.emit(event))
+                .await;
+        }
+        if self.inner.has_extensions.load(Ordering::SeqCst) {
+            self.inner.extension_queue.drained().await;
+        }
+        if let Some(base) = base_prompt {
+            self.inner.agent.set_system_prompt(base);
+        }
+        result
     }
 
     /// Runs the agent on from its transcript (pi's `continue`, as after an overflow compaction)
@@ -371,6 +402,9 @@ impl AgentSession {
             .retry
             .retry_failed_runs(&inner.agent, |event| inner.emit(event))
             .await;
+        if inner.has_extensions.load(Ordering::SeqCst) {
+            inner.extension_queue.drained().await;
+        }
         Ok(())
     }
 
@@ -651,6 +685,12 @@ fn wire(inner: &Arc<Inner>) {
         let Some(inner) = weak.upgrade() else {
             return;
         };
+        // The extensions first, as pi does (queued: the run does not wait for them).
+        if inner.has_extensions.load(Ordering::SeqCst) {
+            inner
+                .extension_events
+                .on_agent_event(&inner.extensions, &inner.extension_queue, event);
+        }
         match event {
             AgentEvent::AgentStart => inner.deliver_reminder(),
             AgentEvent::MessageStart { message } => inner.dequeue_delivered(message),
