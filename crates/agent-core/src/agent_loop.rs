@@ -471,11 +471,7 @@ impl Run<'_> {
 
 /// The message `message_end` carries: the [`crate::MessageEndHook`]'s replacement, if any, of the
 /// same role.
-async fn finish_message(
-    config: &AgentLoopConfig,
-    message: AgentMessage,
-    cancel: &CancellationToken,
-) -> AgentMessage {
+async fn finish_message(config: &AgentLoopConfig, message: AgentMessage, cancel: &CancellationToken) -> AgentMessage {
     let Some(hook) = &config.message_end else {
         return message;
     };
@@ -494,7 +490,10 @@ async fn finish_assistant(
     let Some(hook) = &config.message_end else {
         return message;
     };
-    match hook.message_end(&AgentMessage::Assistant(message.clone()), cancel).await {
+    match hook
+        .message_end(&AgentMessage::Assistant(message.clone()), cancel)
+        .await
+    {
         Some(AgentMessage::Assistant(replacement)) => replacement,
         _ => message,
     }

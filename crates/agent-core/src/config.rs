@@ -9,9 +9,9 @@ use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{AfterToolCallHook, BeforeToolCallHook, MessageEndHook};
-use crate::provider_hooks::ProviderHooks;
 use crate::message::{AgentMessage, AssistantMessage, ToolResultMessage};
 use crate::model::{Model, StreamFn, ThinkingLevel, ToolChoice};
+use crate::provider_hooks::ProviderHooks;
 use crate::tool::{AgentTool, ToolExecutionMode};
 
 /// The snapshot a run starts from: system prompt, transcript and tools.

@@ -515,8 +515,9 @@ async fn emit_result_message(
     })
     .await;
     if let Some(hook) = &config.message_end
-        && let Some(AgentMessage::ToolResult(replacement)) =
-            hook.message_end(&AgentMessage::ToolResult(message.clone()), cancel).await
+        && let Some(AgentMessage::ToolResult(replacement)) = hook
+            .message_end(&AgentMessage::ToolResult(message.clone()), cancel)
+            .await
     {
         *message = replacement;
     }

@@ -235,7 +235,13 @@ impl HttpClient {
         &self,
         request: &HttpRequest<'_>,
         cancel: &CancellationToken,
-    ) -> Result<(ResponseHead, impl Stream<Item = Result<Bytes, HttpError>> + Send + 'static), HttpError> {
+    ) -> Result<
+        (
+            ResponseHead,
+            impl Stream<Item = Result<Bytes, HttpError>> + Send + 'static,
+        ),
+        HttpError,
+    > {
         let deadline = Instant::now() + self.options.total_timeout;
         let mut attempt = 0;
         loop {
@@ -273,7 +279,10 @@ impl HttpClient {
                 Ok(Ok(response)) if response.status().is_success() => {
                     tracing::debug!(status = response.status().as_u16(), attempt, "response headers");
                     let head = ResponseHead::of(&response);
-                    return Ok((head, self.body_stream(response, cancel.clone(), request.secret.map(str::to_owned))));
+                    return Ok((
+                        head,
+                        self.body_stream(response, cancel.clone(), request.secret.map(str::to_owned)),
+                    ));
                 }
                 Ok(Ok(response)) => {
                     let status = response.status().as_u16();

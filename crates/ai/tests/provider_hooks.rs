@@ -77,7 +77,10 @@ async fn run(model: &Model, recorder: &Arc<Recorder>) {
         },
         ..StreamOptions::default()
     };
-    let _events: Vec<_> = Providers::new(client()).stream(model, &context, &options).collect().await;
+    let _events: Vec<_> = Providers::new(client())
+        .stream(model, &context, &options)
+        .collect()
+        .await;
 }
 
 fn reply() -> Reply {
@@ -95,7 +98,10 @@ async fn every_api_sends_the_replaced_payload_and_reports_the_response() {
 
         let payloads = recorder.payloads.lock().unwrap().clone();
         assert_eq!(payloads.len(), 1, "{api}: one payload call");
-        assert!(payloads[0].get("x_hooked").is_none(), "{api}: the hook sees the body as built");
+        assert!(
+            payloads[0].get("x_hooked").is_none(),
+            "{api}: the hook sees the body as built"
+        );
         assert_eq!(payloads[0]["model"], "m", "{api}");
         let sent = server.requests()[0].json();
         assert_eq!(sent["x_hooked"], true, "{api}: the replacement is sent");
@@ -103,7 +109,11 @@ async fn every_api_sends_the_replaced_payload_and_reports_the_response() {
         let responses = recorder.responses.lock().unwrap().clone();
         assert_eq!(responses.len(), 1, "{api}: one response call");
         assert_eq!(responses[0].0, 200);
-        assert_eq!(responses[0].1.get("x-request-id").map(String::as_str), Some("req-1"), "{api}");
+        assert_eq!(
+            responses[0].1.get("x-request-id").map(String::as_str),
+            Some("req-1"),
+            "{api}"
+        );
     }
 }
 

@@ -19,6 +19,7 @@ use pi_agent_core::{AgentMessage, ContentBlock, StopReason};
 use serde_json::Value;
 
 use super::json::event_line;
+use pi_coding_agent::extensions::events::InputSource;
 use pi_coding_agent::{AgentSession, App, SessionEvent};
 
 /// The exit code of a print or JSON run that ended with a preview still pending (not applied).
@@ -82,7 +83,7 @@ fn with_pending(code: i32, pending: bool) -> i32 {
 async fn run_prompts(app: &App, prompts: Vec<AgentMessage>, stdout: &Output, stderr: &Output) -> i32 {
     let session = app.session();
     for prompt in prompts {
-        if let Err(error) = app.prompt(prompt).await {
+        if let Err(error) = app.prompt_from(prompt, InputSource::Interactive).await {
             write_line(stderr, &error.to_string());
             return 1;
         }
@@ -126,7 +127,7 @@ pub async fn run_json(app: &App, header: Value, prompts: Vec<AgentMessage>, stdo
     let subscription = session.subscribe(move |event| write_line(&sink, &event_line(event)));
     let mut code = 0;
     for prompt in prompts {
-        if app.prompt(prompt).await.is_err() {
+        if app.prompt_from(prompt, InputSource::Interactive).await.is_err() {
             code = 1;
             break;
         }

@@ -72,11 +72,8 @@ impl AgentSession {
             return InputOutcome::Continue;
         };
         let images = (!images.is_empty()).then_some(images);
-        extensions
-            .input(text, images, source, &CancellationToken::new())
-            .await
+        extensions.input(text, images, source, &CancellationToken::new()).await
     }
-
 }
 
 /// The images of a prompt's user message.
@@ -93,3 +90,22 @@ fn prompt_images(content: &UserContent) -> Vec<ImageContent> {
     }
 }
 
+impl AgentSession {
+    /// Queues the notification event `kind` that `fields` builds (only when someone listens): the
+    /// extensions get it in order with the agent's events, and nothing waits for them.
+    pub(crate) fn queue_extension_event(&self, kind: &'static str, fields: impl FnOnce() -> serde_json::Value) {
+        let Some(extensions) = self.extensions().filter(|e| e.has(kind)) else {
+            return;
+        };
+        let mut event = fields();
+        event["type"] = serde_json::Value::String(kind.to_owned());
+        self.inner.extension_queue.push(extensions, kind, event);
+    }
+
+    /// Waits until the extensions have handled every queued event.
+    pub(crate) async fn extension_events_drained(&self) {
+        if self.inner.has_extensions.load(Ordering::SeqCst) {
+            self.inner.extension_queue.drained().await;
+        }
+    }
+}

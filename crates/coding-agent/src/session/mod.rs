@@ -47,8 +47,8 @@ use queued::{QueuedTexts, queued_text};
 mod options;
 pub use options::{SessionOptions, SessionSettings};
 
-mod retry;
 mod extensions;
+mod retry;
 use retry::RetryState;
 pub use retry::is_retryable;
 
@@ -62,11 +62,11 @@ use pi_agent_core::{
 };
 
 use crate::ast::{AstEditTool, AstGrepTool};
-use crate::extensions::events::{AgentEvents, EventQueue, ExtensionSlot};
 use crate::config::AgentRetry;
 use crate::custom_tools::{
     CustomTool, CustomTools, LoadError, SessionView, SessionViewSlot, ToolApi, ToolSessionEvent, UiSlot,
 };
+use crate::extensions::events::{AgentEvents, EventQueue, ExtensionSlot};
 use crate::resolve::{
     DirectiveOptions, ForcingStopped, PendingActionStore, RejectOutcome, RejectReason, ResolveAction, ResolveForcing,
     ResolveParams, ResolveRuntime, ResolveTool, StandingHandler, ToolChoiceQueue, resolve_reminder,

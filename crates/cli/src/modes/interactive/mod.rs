@@ -53,6 +53,7 @@ use tokio::sync::mpsc;
 use commands::COMMANDS;
 use pi_coding_agent::App;
 use pi_coding_agent::SessionEvent;
+use pi_coding_agent::extensions::events::InputSource;
 use pi_coding_agent::resolve::ResolveAction;
 use screen::PickerKind;
 
@@ -305,7 +306,7 @@ fn start_run(screen: &mut Screen, app: &App, messages: Vec<AgentMessage>, done: 
     tokio::spawn(async move {
         let mut result = Ok(());
         for message in messages {
-            result = app.prompt(message).await;
+            result = app.prompt_from(message, InputSource::Interactive).await.map(drop);
             if result.is_err() {
                 break;
             }

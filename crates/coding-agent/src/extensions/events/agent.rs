@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use pi_agent_core::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, Agent, AgentEvent, AgentMessage,
-    BeforeToolCallContext, BeforeToolCallHook, BeforeToolCallResult, MessageEndHook, Model, PayloadHook,
-    ProviderHooks, ResponseHook, ToolError, TransformContext, now_ms,
+    BeforeToolCallContext, BeforeToolCallHook, BeforeToolCallResult, MessageEndHook, Model, PayloadHook, ProviderHooks,
+    ResponseHook, ToolError, TransformContext, now_ms,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

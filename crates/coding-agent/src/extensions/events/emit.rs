@@ -409,7 +409,11 @@ impl Extensions {
             match answer.get("action").and_then(Value::as_str) {
                 Some("handled") => return InputOutcome::Handled,
                 Some("transform") => {
-                    current_text = answer.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    current_text = answer
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
                     if let Some(images) = answer.get("images").filter(|v| !v.is_null()) {
                         match serde_json::from_value::<Vec<ContentBlock>>(images.clone()) {
                             Ok(blocks) => {
@@ -476,7 +480,11 @@ impl Extensions {
             for message in injected {
                 match custom_message(message) {
                     Some(message) => outcome.messages.push(message),
-                    None => self.report(listener, "before_agent_start", "invalid message: expected {customType, content, display}"),
+                    None => self.report(
+                        listener,
+                        "before_agent_start",
+                        "invalid message: expected {customType, content, display}",
+                    ),
                 }
             }
             if let Some(prompt) = answer.get("systemPrompt").and_then(Value::as_str) {
@@ -519,7 +527,12 @@ impl Extensions {
     }
 
     /// `resources_discover`: every listener's paths, with the extension that gave them.
-    pub async fn resources_discover(&self, cwd: &std::path::Path, reason: &str, cancel: &CancellationToken) -> ResourcePaths {
+    pub async fn resources_discover(
+        &self,
+        cwd: &std::path::Path,
+        reason: &str,
+        cancel: &CancellationToken,
+    ) -> ResourcePaths {
         let mut paths = ResourcePaths::default();
         let listeners = self.runner.listeners("resources_discover");
         if listeners.is_empty() {

@@ -126,8 +126,16 @@ async fn nothing_is_built_when_nobody_listens() {
         )
         .await;
     assert!(result.is_none());
-    assert!(!built.load(std::sync::atomic::Ordering::SeqCst), "no payload built without a listener");
-    assert!(extensions.context(&[AgentMessage::user("x")], &cancel()).await.is_none());
+    assert!(
+        !built.load(std::sync::atomic::Ordering::SeqCst),
+        "no payload built without a listener"
+    );
+    assert!(
+        extensions
+            .context(&[AgentMessage::user("x")], &cancel())
+            .await
+            .is_none()
+    );
     assert_eq!(*runner.asked.lock().unwrap(), ["turn_start", "context"]);
 }
 
@@ -242,7 +250,16 @@ async fn tool_result_patches_merge_and_each_listener_sees_the_patched_result() {
     ]);
     let patch = extensions
         .tool_result(
-            || ("c1".into(), "read".into(), json!({}), vec![ContentBlock::text("raw")], Value::Null, false),
+            || {
+                (
+                    "c1".into(),
+                    "read".into(),
+                    json!({}),
+                    vec![ContentBlock::text("raw")],
+                    Value::Null,
+                    false,
+                )
+            },
             &cancel(),
         )
         .await
@@ -282,7 +299,9 @@ async fn message_end_keeps_the_role_and_reports_another() {
     assert_eq!(replaced.map(|m| m.role().to_owned()), Some("user".to_owned()));
     assert_eq!(
         *runner.reported.lock().unwrap(),
-        ["Extension \"/ext/message_end.ts\" error in message_end handler: message_end handlers must return a message with the same role"]
+        [
+            "Extension \"/ext/message_end.ts\" error in message_end handler: message_end handlers must return a message with the same role"
+        ]
     );
 }
 
@@ -298,8 +317,10 @@ async fn before_agent_start_collects_messages_and_chains_the_system_prompt() {
         Recording::new("before_agent_start", move |event| {
             log.lock().unwrap().push(event["systemPrompt"].clone());
             async {
-                Ok(Some(json!({"messages": [{"customType": "n2", "content": "two", "display": false, "details": {"k": 1}}],
-                                "systemPrompt": "A+B"})))
+                Ok(Some(
+                    json!({"messages": [{"customType": "n2", "content": "two", "display": false, "details": {"k": 1}}],
+                                "systemPrompt": "A+B"}),
+                ))
             }
         }),
     ]);
@@ -335,7 +356,11 @@ async fn session_before_events_stop_at_the_first_cancel() {
         Recording::new("session_before_fork", |_| async { panic!("not asked after a cancel") }),
     ]);
     let result = extensions
-        .emit("session_before_fork", || json!({"entryId": "e1", "position": "before"}), &cancel())
+        .emit(
+            "session_before_fork",
+            || json!({"entryId": "e1", "position": "before"}),
+            &cancel(),
+        )
         .await;
     assert_eq!(result, Some(json!({"cancel": true})));
 }
@@ -372,7 +397,10 @@ async fn user_bash_takes_the_first_result_and_resources_collect_every_path() {
             "user_bash",
             json!({"result": {"output": "remote", "exitCode": 0, "cancelled": false, "truncated": false}}),
         ),
-        Recording::answering("resources_discover", json!({"skillPaths": ["/s"], "promptPaths": ["/p"]})),
+        Recording::answering(
+            "resources_discover",
+            json!({"skillPaths": ["/s"], "promptPaths": ["/p"]}),
+        ),
         Recording::answering("resources_discover", json!({"themePaths": ["/t"]})),
     ]);
     let result = extensions

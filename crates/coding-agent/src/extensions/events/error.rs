@@ -55,12 +55,18 @@ mod tests {
             event: "tool_call".into(),
             message: "boom".into(),
         };
-        assert_eq!(error.to_string(), "Extension \"/x/gate.ts\" error in tool_call handler: boom");
+        assert_eq!(
+            error.to_string(),
+            "Extension \"/x/gate.ts\" error in tool_call handler: boom"
+        );
         assert_eq!(error.message(), "boom");
         let timeout = ExtensionError::Timeout {
             extension: "/x/a.ts".into(),
             event: "context".into(),
         };
-        assert_eq!(timeout.to_string(), "Extension \"/x/a.ts\" error in context handler: timed out");
+        assert_eq!(
+            timeout.to_string(),
+            "Extension \"/x/a.ts\" error in context handler: timed out"
+        );
     }
 }

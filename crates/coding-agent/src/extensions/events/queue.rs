@@ -56,7 +56,11 @@ impl EventQueue {
             *sender = Some(tx);
         }
         self.pending.send_modify(|n| *n += 1);
-        let job = Job { extensions, kind, event };
+        let job = Job {
+            extensions,
+            kind,
+            event,
+        };
         if sender.as_ref().is_some_and(|tx| tx.send(job).is_err()) {
             self.pending.send_modify(|n| *n = n.saturating_sub(1));
         }
@@ -101,12 +105,19 @@ mod tests {
         })]);
         let queue = EventQueue::default();
         for index in 0..5 {
-            queue.push(runner.clone(), "turn_start", json!({"type": "turn_start", "turnIndex": index}));
+            queue.push(
+                runner.clone(),
+                "turn_start",
+                json!({"type": "turn_start", "turnIndex": index}),
+            );
         }
         // Pushing does not wait for the listener.
         assert!(seen.lock().unwrap().len() < 5);
         queue.drained().await;
-        assert_eq!(*seen.lock().unwrap(), [json!(0), json!(1), json!(2), json!(3), json!(4)]);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [json!(0), json!(1), json!(2), json!(3), json!(4)]
+        );
     }
 
     #[tokio::test]
