@@ -15,6 +15,7 @@ mod app_pending;
 mod ast_edit;
 mod ast_grep;
 mod dispatch_props;
+mod extension_events;
 mod mcp_tools;
 mod mutation_order;
 mod pending_props;

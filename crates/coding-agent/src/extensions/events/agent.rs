@@ -106,13 +106,15 @@ impl AfterToolCallHook for Hooks {
 #[async_trait]
 impl TransformContext for Hooks {
     async fn transform(&self, messages: &[AgentMessage], cancel: &CancellationToken) -> Vec<AgentMessage> {
-        match current(&self.slot) {
-            Some(extensions) => extensions
-                .context(messages, cancel)
-                .await
-                .unwrap_or_else(|| messages.to_vec()),
-            None => messages.to_vec(),
-        }
+        let Some(extensions) = current(&self.slot).filter(|e| e.has("context")) else {
+            return messages.to_vec();
+        };
+        // The turn's queued notifications (`turn_end`, `turn_start`) reach the extensions first.
+        self.queue.drained().await;
+        extensions
+            .context(messages, cancel)
+            .await
+            .unwrap_or_else(|| messages.to_vec())
     }
 }
 
@@ -129,7 +131,8 @@ impl MessageEndHook for Hooks {
 #[async_trait]
 impl PayloadHook for Hooks {
     async fn on_payload(&self, payload: &Value, _model: &Model) -> Option<Value> {
-        let extensions = current(&self.slot)?;
+        let extensions = current(&self.slot).filter(|e| e.has("before_provider_request"))?;
+        self.queue.drained().await;
         extensions
             .before_provider_request(payload, &CancellationToken::new())
             .await
@@ -139,9 +142,10 @@ impl PayloadHook for Hooks {
 #[async_trait]
 impl ResponseHook for Hooks {
     async fn on_response(&self, status: u16, headers: &BTreeMap<String, String>, _model: &Model) {
-        let Some(extensions) = current(&self.slot) else {
+        let Some(extensions) = current(&self.slot).filter(|e| e.has("after_provider_response")) else {
             return;
         };
+        self.queue.drained().await;
         extensions
             .emit(
                 "after_provider_response",
