@@ -234,6 +234,76 @@ async fn a_prompt_with_a_tool_call_emits_pis_events_in_pis_order() {
     assert!(runner.reported.lock().unwrap().is_empty());
 }
 
+/// An event as the recording extension logs it: type, role of a message_start/end, sorted keys.
+fn logged(event: &Value) -> String {
+    let kind = event["type"].as_str().unwrap_or_default();
+    let role = match kind {
+        "message_start" | "message_end" => event["message"]["role"].as_str().unwrap_or_default(),
+        _ => "",
+    };
+    let mut keys: Vec<&str> = event
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "type")
+        .collect();
+    keys.sort_unstable();
+    format!("{kind} {role} [{}]", keys.join(",")).replace("  [", " [")
+}
+
+/// pi 0.73.1's recorded run from `input` to `agent_end`, normalised for a faux model: no
+/// `before_provider_request` (pi's faux provider has no payload either), no `images` key (pi sends
+/// it `undefined`, which JSON leaves out), and `context` just before `after_provider_response`: pi
+/// runs it while its queue still delivers the turn's first events (an accident of its promise
+/// chain), ours lets the queue deliver them first.
+fn pi_recorded_run() -> Vec<String> {
+    let text = include_str!("data/extension_events_pi073.txt");
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .skip_while(|l| !l.starts_with("input "))
+        .take_while(|l| !l.starts_with("session_shutdown"))
+        .filter(|l| !l.starts_with("before_provider_request"))
+        .map(|l| l.replace("[images,", "["))
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut held = None;
+    for line in lines {
+        if line.starts_with("context ") {
+            held = Some(line);
+            continue;
+        }
+        if line.starts_with("after_provider_response")
+            && let Some(context) = held.take()
+        {
+            out.push(context);
+        }
+        out.push(line);
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_order_and_keys_are_pi_0_73_1s_recorded_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "A\n").unwrap();
+    let faux = recording_faux();
+    tool_then_text(&faux, json!({"path": "a.txt"}));
+    let runner = Runner::new().on_all(&AGENT_EVENTS);
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    app.prompt_from(AgentMessage::user("read a"), InputSource::Interactive)
+        .await
+        .unwrap();
+    let mut ours: Vec<String> = Vec::new();
+    for line in runner.log.lock().unwrap().iter().map(logged) {
+        if !(line.starts_with("message_update") && ours.last() == Some(&line)) {
+            ours.push(line);
+        }
+    }
+    assert_eq!(ours, pi_recorded_run());
+}
+
 #[tokio::test]
 async fn a_runner_without_listeners_gets_no_event_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
