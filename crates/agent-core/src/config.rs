@@ -10,8 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::hooks::{AfterToolCallHook, BeforeToolCallHook, MessageEndHook};
 use crate::message::{AgentMessage, AssistantMessage, ToolResultMessage};
-use crate::model::{Model, StreamFn, ThinkingLevel, ToolChoice};
-use crate::provider_hooks::ProviderHooks;
+use crate::model::{Model, ProviderHooks, StreamFn, ThinkingLevel, ToolChoice};
 use crate::tool::{AgentTool, ToolExecutionMode};
 
 /// The snapshot a run starts from: system prompt, transcript and tools.

@@ -54,7 +54,6 @@ mod message;
 mod model;
 mod mutation;
 mod names;
-mod provider_hooks;
 mod queue;
 mod sync;
 mod tool;
@@ -85,14 +84,13 @@ pub use message::{
     ThinkingContent, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage, now_ms,
 };
 pub use model::{
-    AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, StreamFn, StreamOptions,
-    ThinkingLevel, ToolChoice, default_stream_fn, set_default_stream_fn,
+    AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, PayloadHook, ProviderHooks,
+    ResponseHook, StreamFn, StreamOptions, ThinkingLevel, ToolChoice, default_stream_fn, set_default_stream_fn,
 };
 pub use mutation::{
     HeldMutations, MutationGuard, MutationTicket, carry_held_mutations, lock_files, mutation_key, mutation_keys,
 };
 pub use names::UnknownName;
-pub use provider_hooks::{PayloadHook, ProviderHooks, ResponseHook};
 pub use queue::{MessageQueue, QueueMode};
 pub use sync::lock;
 pub use tool::{

@@ -61,7 +61,7 @@ impl BeforeToolCallHook for Hooks {
         if let Some(input) = outcome.input {
             *ctx.args = input;
         }
-        Ok(outcome.block.then(|| BeforeToolCallResult {
+        Ok(outcome.block.then_some(BeforeToolCallResult {
             block: true,
             reason: outcome.reason,
             terminate: false,
