@@ -26,7 +26,7 @@ use pi_ai::ModelRegistry;
 use pi_coding_agent::AgentSession;
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
-use pi_coding_agent::{App, WarnFn};
+use pi_coding_agent::{App, SessionStartReason, ShutdownReason, WarnFn};
 use pi_coding_agent::{
     ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
 };
@@ -167,7 +167,12 @@ pub async fn run_with(args: Args, io: Io, extensions: RunOptions) -> i32 {
     let app = prepared.app.clone();
     let stop = watch_signals(app.session().clone());
     app.notify_tools(SessionReason::Start, None).await;
+    // The extensions' start (nothing without a runner). The paths `resources_discover` adds have no
+    // skills, prompt templates or themes to join yet (issue 19).
+    app.emit_session_start(SessionStartReason::Startup, None).await;
+    let _ = app.emit_resources_discover(SessionStartReason::Startup).await;
     let code = run_mode(&args, &io, prepared).await;
+    app.emit_session_shutdown(ShutdownReason::Quit, None).await;
     app.notify_tools(SessionReason::Shutdown, None).await;
     stop.abort();
     code
