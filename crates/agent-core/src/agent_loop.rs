@@ -352,6 +352,7 @@ impl Run<'_> {
             message: message.clone(),
         })
         .await;
+        let message = finish_message(self.config, message, self.cancel).await;
         sink.emit(AgentEvent::MessageEnd {
             message: message.clone(),
         })
@@ -394,6 +395,7 @@ impl Run<'_> {
                 .and_then(|f| f(&self.context.messages)),
             headers: self.config.headers.clone(),
             cancel: self.cancel.clone(),
+            provider_hooks: self.config.provider_hooks.clone(),
         };
         let llm_context = LlmContext {
             system_prompt: &self.context.system_prompt,
@@ -427,13 +429,14 @@ impl Run<'_> {
             }
         };
         drop(stream);
-        let final_message = AgentMessage::Assistant(message.clone());
         if !started {
             sink.emit(AgentEvent::MessageStart {
-                message: final_message.clone(),
+                message: AgentMessage::Assistant(message.clone()),
             })
             .await;
         }
+        let message = finish_assistant(self.config, message, self.cancel).await;
+        let final_message = AgentMessage::Assistant(message.clone());
         sink.emit(AgentEvent::MessageEnd {
             message: final_message.clone(),
         })
@@ -463,6 +466,36 @@ impl Run<'_> {
             timestamp: now_ms(),
             ..Default::default()
         }
+    }
+}
+
+/// The message `message_end` carries: the [`crate::MessageEndHook`]'s replacement, if any, of the
+/// same role.
+async fn finish_message(config: &AgentLoopConfig, message: AgentMessage, cancel: &CancellationToken) -> AgentMessage {
+    let Some(hook) = &config.message_end else {
+        return message;
+    };
+    match hook.message_end(&message, cancel).await {
+        Some(replacement) if std::mem::discriminant(&replacement) == std::mem::discriminant(&message) => replacement,
+        _ => message,
+    }
+}
+
+/// [`finish_message`] for the assistant's answer.
+async fn finish_assistant(
+    config: &AgentLoopConfig,
+    message: AssistantMessage,
+    cancel: &CancellationToken,
+) -> AssistantMessage {
+    let Some(hook) = &config.message_end else {
+        return message;
+    };
+    match hook
+        .message_end(&AgentMessage::Assistant(message.clone()), cancel)
+        .await
+    {
+        Some(AgentMessage::Assistant(replacement)) => replacement,
+        _ => message,
     }
 }
 

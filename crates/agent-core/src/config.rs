@@ -8,9 +8,9 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::hooks::{AfterToolCallHook, BeforeToolCallHook};
+use crate::hooks::{AfterToolCallHook, BeforeToolCallHook, MessageEndHook};
 use crate::message::{AgentMessage, AssistantMessage, ToolResultMessage};
-use crate::model::{Model, StreamFn, ThinkingLevel, ToolChoice};
+use crate::model::{Model, ProviderHooks, StreamFn, ThinkingLevel, ToolChoice};
 use crate::tool::{AgentTool, ToolExecutionMode};
 
 /// The snapshot a run starts from: system prompt, transcript and tools.
@@ -115,6 +115,10 @@ pub struct AgentLoopConfig {
     pub before_tool_call: Option<Arc<dyn BeforeToolCallHook>>,
     /// Hook after every executed call.
     pub after_tool_call: Option<Arc<dyn AfterToolCallHook>>,
+    /// Hook before every `message_end`; may replace the message.
+    pub message_end: Option<Arc<dyn MessageEndHook>>,
+    /// Hooks around every provider request (payload, response).
+    pub provider_hooks: ProviderHooks,
     /// Stop after a turn.
     pub should_stop_after_turn: Option<ShouldStopAfterTurnFn>,
     /// Replace context/model/thinking after a turn.
@@ -147,6 +151,8 @@ impl AgentLoopConfig {
             tool_execution: ToolExecutionMode::Parallel,
             before_tool_call: None,
             after_tool_call: None,
+            message_end: None,
+            provider_hooks: ProviderHooks::default(),
             should_stop_after_turn: None,
             prepare_next_turn: None,
             reasoning: None,

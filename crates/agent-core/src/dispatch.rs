@@ -194,8 +194,8 @@ impl Batch<'_> {
             emit_start(sink, call, &span).await;
             let finalized = Finalized::error(length_error_text(&call.name));
             emit_end(sink, call, &finalized, &span).await;
-            let message = result_message(call, &finalized);
-            emit_result_message(sink, &message).await;
+            let mut message = result_message(call, &finalized);
+            emit_result_message(sink, &mut message, self.config, self.cancel).await;
             results.push(message);
         }
         BatchOutcome {
@@ -221,8 +221,8 @@ impl Batch<'_> {
                         .unwrap_or_else(|| Finalized::error(OPERATION_ABORTED))
                 }
             };
-            let entry = Settled::new(call, &finalized);
-            emit_result_message(sink, &entry.message).await;
+            let mut entry = Settled::new(call, &finalized);
+            emit_result_message(sink, &mut entry.message, self.config, self.cancel).await;
             settled.push(entry);
             if self.cancel.is_cancelled() {
                 break;
@@ -262,8 +262,8 @@ impl Batch<'_> {
         let mut settled = Vec::with_capacity(calls.len());
         for (call, slot) in calls.iter().zip(slots) {
             if let Some(finalized) = slot {
-                let entry = Settled::new(call, &finalized);
-                emit_result_message(sink, &entry.message).await;
+                let mut entry = Settled::new(call, &finalized);
+                emit_result_message(sink, &mut entry.message, self.config, self.cancel).await;
                 settled.push(entry);
             }
         }
@@ -502,11 +502,27 @@ async fn emit_end(sink: &mut dyn EventSink, call: &ToolCall, finalized: &Finaliz
     .await;
 }
 
-async fn emit_result_message(sink: &mut dyn EventSink, message: &ToolResultMessage) {
-    let message = AgentMessage::ToolResult(message.clone());
+/// Emits a tool result's `message_start` / `message_end`; the [`crate::MessageEndHook`] may
+/// replace `message` in between.
+async fn emit_result_message(
+    sink: &mut dyn EventSink,
+    message: &mut ToolResultMessage,
+    config: &AgentLoopConfig,
+    cancel: &CancellationToken,
+) {
     sink.emit(AgentEvent::MessageStart {
-        message: message.clone(),
+        message: AgentMessage::ToolResult(message.clone()),
     })
     .await;
-    sink.emit(AgentEvent::MessageEnd { message }).await;
+    if let Some(hook) = &config.message_end
+        && let Some(AgentMessage::ToolResult(replacement)) = hook
+            .message_end(&AgentMessage::ToolResult(message.clone()), cancel)
+            .await
+    {
+        *message = replacement;
+    }
+    sink.emit(AgentEvent::MessageEnd {
+        message: AgentMessage::ToolResult(message.clone()),
+    })
+    .await;
 }

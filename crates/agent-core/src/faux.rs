@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use futures::stream;
+use futures::{StreamExt, stream};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -386,10 +386,19 @@ impl StreamFn for FauxModel {
         };
         let final_message = finish_message(message, model, input, cache_read);
         let streamer = Streamer::new(final_message, &self.inner, options.cancel.clone(), seed);
-        Box::pin(stream::unfold(streamer, |mut streamer| async move {
+        let events = stream::unfold(streamer, |mut streamer| async move {
             let event = streamer.next_event().await?;
             Some((event, streamer))
-        }))
+        });
+        // pi's faux provider reports a `200` without headers to the response hook first.
+        let Some(hook) = options.provider_hooks.on_response.clone() else {
+            return Box::pin(events);
+        };
+        let model = model.clone();
+        let reported = stream::once(async move {
+            hook.on_response(200, &std::collections::BTreeMap::new(), &model).await;
+        });
+        Box::pin(reported.filter_map(|()| async { None }).chain(events))
     }
 }
 

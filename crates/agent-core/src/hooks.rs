@@ -138,3 +138,13 @@ where
         self(ctx)
     }
 }
+
+/// Runs before every `message_end` (prompts, steering and follow-up messages, the assistant's
+/// answer, tool results): may replace the finished message. The replacement is what the event
+/// carries, what the transcript keeps and what the rest of the run sees (pi's extensions'
+/// `message_end` result). A replacement of an assistant message by another role is ignored.
+#[async_trait]
+pub trait MessageEndHook: Send + Sync {
+    /// Returns the message to finish with instead of `message`; `None` keeps it.
+    async fn message_end(&self, message: &AgentMessage, cancel: &CancellationToken) -> Option<AgentMessage>;
+}

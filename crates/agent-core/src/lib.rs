@@ -72,7 +72,7 @@ pub use dispatch::panic_text;
 pub use event::{AgentEvent, EventSink};
 pub use hooks::{
     AfterToolCallContext, AfterToolCallHook, AfterToolCallResult, BeforeToolCallContext, BeforeToolCallHook,
-    BeforeToolCallResult,
+    BeforeToolCallResult, MessageEndHook,
 };
 pub use lenient::Lenient;
 pub use limit::{
@@ -84,8 +84,8 @@ pub use message::{
     ThinkingContent, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage, now_ms,
 };
 pub use model::{
-    AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, StreamFn, StreamOptions,
-    ThinkingLevel, ToolChoice, default_stream_fn, set_default_stream_fn,
+    AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, ModelCost, PayloadHook, ProviderHooks,
+    ResponseHook, StreamFn, StreamOptions, ThinkingLevel, ToolChoice, default_stream_fn, set_default_stream_fn,
 };
 pub use mutation::{
     HeldMutations, MutationGuard, MutationTicket, carry_held_mutations, lock_files, mutation_key, mutation_keys,

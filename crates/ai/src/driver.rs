@@ -1,7 +1,7 @@
 //! The request/stream loop every wire API shares.
 
 use futures::StreamExt;
-use pi_agent_core::{AssistantMessageEvent, AssistantMessageStream, Model, StopReason};
+use pi_agent_core::{AssistantMessageEvent, AssistantMessageStream, Model, ProviderHooks, StopReason};
 use serde_json::Value;
 use std::collections::VecDeque;
 use tracing::Instrument;
@@ -186,6 +186,10 @@ pub struct PreparedRequest {
     pub body: Value,
     /// The API key, redacted from every error text.
     pub api_key: Option<String>,
+    /// Called with the body before it is sent (it may replace it) and with the status and headers
+    /// of the response to stream (pi-ai's `onPayload` / `onResponse`), once per request whatever
+    /// the retries.
+    pub hooks: ProviderHooks,
 }
 
 /// Runs `request` with `protocol` and returns the event stream.
@@ -214,6 +218,8 @@ pub fn drive(
     }
     let state = Driver {
         client,
+        model: model.clone(),
+        payload_done: false,
         provider: model.provider.clone(),
         request,
         protocol,
@@ -259,6 +265,10 @@ type Body = futures::stream::BoxStream<'static, Result<bytes::Bytes, HttpError>>
 
 struct Driver<P> {
     client: HttpClient,
+    /// The model, for the request hooks.
+    model: Model,
+    /// The payload hook was called.
+    payload_done: bool,
     provider: String,
     request: PreparedRequest,
     protocol: P,
@@ -322,6 +332,15 @@ impl<P: WireProtocol> Driver<P> {
                 continue;
             }
             let Some(body) = self.body.as_mut() else {
+                if !self.payload_done {
+                    self.payload_done = true;
+                    if let Some(hook) = self.request.hooks.on_payload.clone()
+                        && let Some(replaced) = hook.on_payload(&self.request.body, &self.model).await
+                    {
+                        self.request.body = replaced;
+                    }
+                    continue;
+                }
                 let request = HttpRequest {
                     url: self.request.url.clone(),
                     headers: self.request.headers.clone(),
@@ -329,7 +348,12 @@ impl<P: WireProtocol> Driver<P> {
                     secret: self.request.api_key.as_deref(),
                 };
                 match self.client.post_stream(&request, &self.cancel).await {
-                    Ok(body) => self.body = Some(Box::pin(body)),
+                    Ok((head, body)) => {
+                        if let Some(hook) = self.request.hooks.on_response.clone() {
+                            hook.on_response(head.status, &head.headers, &self.model).await;
+                        }
+                        self.body = Some(Box::pin(body));
+                    }
                     Err(error) => {
                         let aborted = matches!(error, HttpError::Aborted | HttpError::AbortedBeforeResponse);
                         self.finish(Err((error.to_string(), aborted)));

@@ -3,6 +3,7 @@
 //! timeouts, cancellation, and error texts that carry the status and a body excerpt but never
 //! the API key.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -149,6 +150,35 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     Some(when.duration_since(std::time::SystemTime::now()).unwrap_or_default())
 }
 
+/// The status and headers of a response whose body streams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseHead {
+    /// The HTTP status.
+    pub status: u16,
+    /// The headers, names lowercase; a repeated header's values joined with `, `.
+    pub headers: BTreeMap<String, String>,
+}
+
+impl ResponseHead {
+    fn of(response: &reqwest::Response) -> Self {
+        let mut headers: BTreeMap<String, String> = BTreeMap::new();
+        for (name, value) in response.headers() {
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            headers
+                .entry(name.as_str().to_owned())
+                .and_modify(|joined| {
+                    joined.push_str(", ");
+                    joined.push_str(&value);
+                })
+                .or_insert(value);
+        }
+        ResponseHead {
+            status: response.status().as_u16(),
+            headers,
+        }
+    }
+}
+
 /// A request to send.
 #[derive(Debug, Clone)]
 pub struct HttpRequest<'a> {
@@ -205,7 +235,13 @@ impl HttpClient {
         &self,
         request: &HttpRequest<'_>,
         cancel: &CancellationToken,
-    ) -> Result<impl Stream<Item = Result<Bytes, HttpError>> + Send + 'static, HttpError> {
+    ) -> Result<
+        (
+            ResponseHead,
+            impl Stream<Item = Result<Bytes, HttpError>> + Send + 'static,
+        ),
+        HttpError,
+    > {
         let deadline = Instant::now() + self.options.total_timeout;
         let mut attempt = 0;
         loop {
@@ -242,7 +278,11 @@ impl HttpClient {
                 Ok(Err(error)) => (connection_error(&error, request.secret), None),
                 Ok(Ok(response)) if response.status().is_success() => {
                     tracing::debug!(status = response.status().as_u16(), attempt, "response headers");
-                    return Ok(self.body_stream(response, cancel.clone(), request.secret.map(str::to_owned)));
+                    let head = ResponseHead::of(&response);
+                    return Ok((
+                        head,
+                        self.body_stream(response, cancel.clone(), request.secret.map(str::to_owned)),
+                    ));
                 }
                 Ok(Ok(response)) => {
                     let status = response.status().as_u16();

@@ -39,7 +39,7 @@ mod pi_recorded_tests;
 pub use builder::{MessageBuilder, ToolCallError};
 pub use cost::cost_of;
 pub use driver::{Flow, PreparedRequest, ProtocolError, WireProtocol, drive};
-pub use http::{HttpClient, HttpError, HttpOptions, HttpRequest, MAX_BACKOFF};
+pub use http::{HttpClient, HttpError, HttpOptions, HttpRequest, MAX_BACKOFF, ResponseHead};
 pub use overflow::{is_context_overflow, is_overflow_error_text};
 pub use partial_json::{ArgumentsAccumulator, parse_partial_json};
 pub use pi_agent_core::{Model, ModelCost, StreamFn};

@@ -27,9 +27,9 @@ use pi_ai::ModelRegistry;
 use pi_coding_agent::AgentSession;
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
-use pi_coding_agent::resources::{ResourceOptions, ResourceSettings};
 use pi_coding_agent::extensions::{ExtensionError, Extensions};
-use pi_coding_agent::{App, WarnFn};
+use pi_coding_agent::resources::{ResourceOptions, ResourceSettings};
+use pi_coding_agent::{App, SessionStartReason, ShutdownReason, WarnFn};
 use pi_coding_agent::{
     ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
 };
@@ -228,7 +228,12 @@ pub async fn run_with(args: Args, io: Io, extensions: RunOptions) -> i32 {
     let extensions = prepared.extensions.clone();
     let stop = watch_signals(app.session().clone());
     app.notify_tools(SessionReason::Start, None).await;
+    // The extensions' start (nothing without a runner). The paths `resources_discover` adds have no
+    // skills, prompt templates or themes to join yet (issue 19).
+    app.emit_session_start(SessionStartReason::Startup, None).await;
+    let _ = app.emit_resources_discover(SessionStartReason::Startup).await;
     let code = run_mode(&args, &io, prepared).await;
+    app.emit_session_shutdown(ShutdownReason::Quit, None).await;
     app.notify_tools(SessionReason::Shutdown, None).await;
     extensions.shutdown().await;
     stop.abort();
@@ -498,6 +503,9 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         warn.clone(),
     );
     extensions.attach(&app);
+    if !extensions.is_empty() {
+        app.set_extension_runner(Some(extensions.runner()));
+    }
     extensions.set_report(extension_report(args, rpc_ui.as_ref(), &warn));
     if let Err(errors) = extensions.apply_flags(&args.extension_flags).await {
         let lines: Vec<String> = errors.iter().map(|error| format!("Error: {error}")).collect();

@@ -63,7 +63,9 @@ mod session;
 mod system_prompt;
 mod ui;
 
-pub use app::{App, AppError, SessionStats, UserMessageEntry, WarnFn};
+pub use app::{
+    App, AppError, ModelSelectSource, SessionStartReason, SessionStats, ShutdownReason, UserMessageEntry, WarnFn,
+};
 pub use builder::{BuildError, BuiltSession, ExtensionSetup, SessionBuilder, ToolSelection};
 pub use messages::{bash_execution_text, convert_to_llm};
 pub use model_choice::{

@@ -17,6 +17,7 @@ mod ast_edit;
 mod ast_grep;
 mod dispatch_props;
 mod extension_events;
+mod extension_host_events;
 mod extension_host;
 mod extension_imports;
 mod extension_pi073;

@@ -1,297 +1,789 @@
-//! The `event` request of the Node extension host: the handlers of the extensions one process
-//! hosts chained in registration order by the contract's rules (`docs/extension-host.md`), and
-//! what a handler that throws does.
+//! Extension events (issue 16) through an [`App`] on a scripted faux model, with an in-test
+//! [`ExtensionRunner`] whose listeners are closures: the order pi 0.73.1 emits them in (a
+//! snapshot of the event types of a prompt with a tool call), each result applied (`input`,
+//! `before_agent_start`, `tool_call` block and input, `tool_result`, `context`, `message_end`,
+//! the session events' cancel, the compaction hook), chaining across two listeners, failing
+//! listeners reported, and nothing asked of a runner without listeners.
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 
-use crate::extension_support::{ExtHost, context, write};
+use async_trait::async_trait;
+use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
+use pi_agent_core::{AgentMessage, ThinkingLevel};
+use pi_coding_agent::extensions::events::{InputSource, UserBashResult};
+use pi_coding_agent::extensions::{EventListener, ExtensionError, ExtensionRunner};
+use pi_coding_agent::{App, AppError, ModelSelectSource};
+use pi_session_store::{EntryKind, SessionManager};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
-/// Extensions whose handlers exercise every chaining rule; `order` records who ran.
-fn chaining_extensions(dir: &Path) -> Vec<PathBuf> {
-    let a = write(
-        dir,
-        "a.ts",
-        r#"import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-export default function (pi: ExtensionAPI) {
-  pi.on("tool_call", (event) => {
-    if (event.input.command === "throw") throw new Error("a cannot decide");
-    if (event.toolName === "bash") event.input.command = `set -e; ${event.input.command}`;
-    if (event.input.command?.includes("rm -rf")) return { block: true, reason: "a blocks rm -rf" };
-  });
-  pi.on("tool_result", () => ({ content: [{ type: "text", text: "from a" }] }));
-  pi.on("input", (event) => {
-    if (event.text === "stop") return { action: "handled" };
-    return { action: "transform", text: event.text + " [a]" };
-  });
-  pi.on("before_agent_start", (event, ctx) => ({
-    systemPrompt: `${ctx.getSystemPrompt()} +a`,
-    message: { customType: "a", content: "from a", display: true },
-  }));
-  pi.on("context", (event) => ({ messages: [...event.messages, { role: "user", content: "a" }] }));
-  pi.on("before_provider_request", (event) => ({ ...event.payload, a: true }));
-  pi.on("message_end", (event) => ({ message: { ...event.message, content: event.message.content + " a" } }));
-  pi.on("session_before_switch", () => ({ cancel: false }));
-  pi.on("resources_discover", () => { throw new Error("a failed in resources_discover"); });
-  pi.on("resources_discover", () => ({ skillPaths: ["/skills/a"] }));
+use crate::support::faux_session;
+
+type Answer = Arc<dyn Fn(&Value) -> Result<Option<Value>, ExtensionError> + Send + Sync>;
+
+struct Listener {
+    name: String,
+    answer: Answer,
+    log: Arc<Mutex<Vec<Value>>>,
 }
-"#,
-    );
-    let b = write(
-        dir,
-        "b.mjs",
-        r#"export default function (pi) {
-  pi.on("tool_call", (event) => {
-    if (event.input.command?.includes("rm -rf")) return { block: true, reason: "b blocks too" };
-    if (event.toolName === "bash") event.input.timeout = 5;
-  });
-  pi.on("tool_result", (event) => ({ details: { seen: event.content[0].text }, isError: false }));
-  pi.on("input", (event) => ({ action: "transform", text: event.text + " [b]", images: [{ type: "image", data: "x", mimeType: "image/png" }] }));
-  pi.on("before_agent_start", (event, ctx) => ({
-    systemPrompt: `${event.systemPrompt} +b (${ctx.getSystemPrompt().length})`,
-    message: { customType: "b", content: "from b", display: false },
-  }));
-  pi.on("context", (event) => ({ messages: event.messages.slice(1) }));
-  pi.on("before_provider_request", (event) => undefined);
-  pi.on("message_end", () => undefined);
-  pi.on("session_before_switch", () => ({ cancel: true }));
-  pi.on("resources_discover", () => ({ skillPaths: ["/skills/b"], promptPaths: ["/prompts/b"] }));
-  pi.on("agent_end", () => { throw new Error("b failed in agent_end"); });
+
+#[async_trait]
+impl EventListener for Listener {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    async fn handle(&self, event: &Value, _cancel: &CancellationToken) -> Result<Option<Value>, ExtensionError> {
+        self.log.lock().unwrap().push(event.clone());
+        (self.answer)(event)
+    }
 }
-"#,
+
+/// Listeners by event type, in load order; every event they get is logged.
+#[derive(Default)]
+struct Runner {
+    listeners: Mutex<HashMap<String, Vec<Arc<dyn EventListener>>>>,
+    log: Arc<Mutex<Vec<Value>>>,
+    reported: Mutex<Vec<String>>,
+    asked: Mutex<Vec<String>>,
+}
+
+impl Runner {
+    fn new() -> Arc<Self> {
+        Arc::new(Runner::default())
+    }
+
+    /// Adds a listener of `kind` from extension `name`.
+    fn on(
+        self: &Arc<Self>,
+        kind: &str,
+        name: &str,
+        answer: impl Fn(&Value) -> Result<Option<Value>, ExtensionError> + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        let listener = Arc::new(Listener {
+            name: name.to_owned(),
+            answer: Arc::new(answer),
+            log: self.log.clone(),
+        });
+        self.listeners
+            .lock()
+            .unwrap()
+            .entry(kind.to_owned())
+            .or_default()
+            .push(listener);
+        self.clone()
+    }
+
+    /// A listener of every kind answering nothing.
+    fn on_all(self: &Arc<Self>, kinds: &[&str]) -> Arc<Self> {
+        for kind in kinds {
+            self.on(kind, "/ext/log.ts", |_| Ok(None));
+        }
+        self.clone()
+    }
+
+    fn events(&self, kind: &str) -> Vec<Value> {
+        let log = self.log.lock().unwrap();
+        log.iter().filter(|e| e["type"] == kind).cloned().collect()
+    }
+
+    fn types(&self) -> Vec<String> {
+        let log = self.log.lock().unwrap();
+        let mut types: Vec<String> = Vec::new();
+        for event in log.iter() {
+            let kind = event["type"].as_str().unwrap_or_default().to_owned();
+            // The number of streamed updates depends on the faux model's chunking.
+            if kind == "message_update" && types.last().is_some_and(|last| last == "message_update…") {
+                continue;
+            }
+            types.push(if kind == "message_update" {
+                "message_update…".into()
+            } else {
+                kind
+            });
+        }
+        types
+    }
+}
+
+impl ExtensionRunner for Runner {
+    fn listeners(&self, event_type: &str) -> Vec<Arc<dyn EventListener>> {
+        self.asked.lock().unwrap().push(event_type.to_owned());
+        self.listeners
+            .lock()
+            .unwrap()
+            .get(event_type)
+            .cloned()
+            .unwrap_or_default()
+    }
+    fn report(&self, error: ExtensionError) {
+        self.reported.lock().unwrap().push(error.to_string());
+    }
+}
+
+fn recording_faux() -> FauxModel {
+    FauxModel::builder().record_calls(true).build()
+}
+
+fn app(dir: &Path, faux: &FauxModel, runner: Option<Arc<Runner>>) -> App {
+    let session = faux_session(dir, faux, &["read"]);
+    session.agent().set_system_prompt("base prompt");
+    let app = App::new(
+        session,
+        SessionManager::in_memory(dir),
+        Arc::new(pi_ai::ModelRegistry::builtin()),
+        None,
+        Arc::new(|warning| panic!("{warning}")),
     );
-    vec![a, b]
+    if let Some(runner) = runner {
+        app.set_extension_runner(Some(runner));
+    }
+    app
+}
+
+fn tool_then_text(faux: &FauxModel, args: Value) {
+    faux.set_responses([
+        faux_assistant_message(vec![faux_tool_call("call-1", "read", args)]),
+        faux_assistant_text("done"),
+    ]);
+}
+
+fn tool_result_text(app: &App) -> String {
+    app.session()
+        .agent()
+        .messages()
+        .iter()
+        .find_map(AgentMessage::as_tool_result)
+        .map(|r| r.content.iter().filter_map(|b| b.as_text()).collect())
+        .unwrap_or_default()
+}
+
+const AGENT_EVENTS: [&str; 17] = [
+    "input",
+    "before_agent_start",
+    "agent_start",
+    "agent_end",
+    "turn_start",
+    "turn_end",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "context",
+    "before_provider_request",
+    "after_provider_response",
+    "tool_call",
+    "tool_result",
+];
+
+#[tokio::test]
+async fn a_prompt_with_a_tool_call_emits_pis_events_in_pis_order() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "A\n").unwrap();
+    let faux = recording_faux();
+    tool_then_text(&faux, json!({"path": "a.txt"}));
+    let runner = Runner::new().on_all(&AGENT_EVENTS);
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    assert!(
+        app.prompt_from(AgentMessage::user("read a"), InputSource::Interactive)
+            .await
+            .unwrap()
+    );
+    insta::assert_snapshot!(runner.types().join("\n"));
+
+    // pi's payloads.
+    assert_eq!(
+        runner.events("input")[0],
+        json!({"type": "input", "text": "read a", "source": "interactive"})
+    );
+    let turns: Vec<Value> = runner
+        .events("turn_start")
+        .iter()
+        .map(|e| e["turnIndex"].clone())
+        .collect();
+    assert_eq!(turns, [json!(0), json!(1)]);
+    assert!(runner.events("turn_start")[0]["timestamp"].is_i64());
+    let turn_end = &runner.events("turn_end")[0];
+    assert_eq!(turn_end["turnIndex"], 0);
+    assert_eq!(turn_end["toolResults"][0]["toolCallId"], "call-1");
+    assert_eq!(
+        runner.events("tool_call")[0],
+        json!({"type": "tool_call", "toolCallId": "call-1", "toolName": "read", "input": {"path": "a.txt"}})
+    );
+    let result = &runner.events("tool_result")[0];
+    assert_eq!(result["content"][0]["text"], "A\n");
+    assert_eq!(result["isError"], false);
+    assert_eq!(
+        runner.events("tool_execution_start")[0],
+        json!({"type": "tool_execution_start", "toolCallId": "call-1", "toolName": "read", "args": {"path": "a.txt"}})
+    );
+    assert_eq!(
+        runner.events("after_provider_response")[0],
+        json!({"type": "after_provider_response", "status": 200, "headers": {}})
+    );
+    let before = &runner.events("before_agent_start")[0];
+    assert_eq!(before["prompt"], "read a");
+    assert_eq!(before["systemPrompt"], "base prompt");
+    // The prompt, the call, its result, the answer.
+    assert_eq!(runner.events("agent_end")[0]["messages"].as_array().unwrap().len(), 4);
+    assert!(runner.reported.lock().unwrap().is_empty());
+}
+
+/// An event as the recording extension logs it: type, role of a message_start/end, sorted keys.
+fn logged(event: &Value) -> String {
+    let kind = event["type"].as_str().unwrap_or_default();
+    let role = match kind {
+        "message_start" | "message_end" => event["message"]["role"].as_str().unwrap_or_default(),
+        _ => "",
+    };
+    let mut keys: Vec<&str> = event
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "type")
+        .collect();
+    keys.sort_unstable();
+    format!("{kind} {role} [{}]", keys.join(",")).replace("  [", " [")
+}
+
+/// pi 0.73.1's recorded run from `input` to `agent_end`, normalised for a faux model: no
+/// `before_provider_request` (pi's faux provider has no payload either), no `images` key (pi sends
+/// it `undefined`, which JSON leaves out), and `context` just before `after_provider_response`: pi
+/// runs it while its queue still delivers the turn's first events (an accident of its promise
+/// chain), ours lets the queue deliver them first.
+fn pi_recorded_run() -> Vec<String> {
+    let text = include_str!("data/extension_events_pi073.txt");
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .skip_while(|l| !l.starts_with("input "))
+        .take_while(|l| !l.starts_with("session_shutdown"))
+        .filter(|l| !l.starts_with("before_provider_request"))
+        .map(|l| l.replace("[images,", "["))
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut held = None;
+    for line in lines {
+        if line.starts_with("context ") {
+            held = Some(line);
+            continue;
+        }
+        if line.starts_with("after_provider_response")
+            && let Some(context) = held.take()
+        {
+            out.push(context);
+        }
+        out.push(line);
+    }
+    out
 }
 
 #[tokio::test]
-async fn event_results_chain_in_registration_order_by_the_contracts_rules() {
+async fn the_order_and_keys_are_pi_0_73_1s_recorded_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let entries = chaining_extensions(dir.path());
-    let Some(mut host) = ExtHost::start(&entries, dir.path()).await else {
-        return;
-    };
-    host.initialize(dir.path()).await;
-    let ctx = context(dir.path(), json!({"isIdle": false}));
-    let event = |event: Value| json!({"event": event, "context": ctx.clone()});
+    std::fs::write(dir.path().join("a.txt"), "A\n").unwrap();
+    let faux = recording_faux();
+    tool_then_text(&faux, json!({"path": "a.txt"}));
+    let runner = Runner::new().on_all(&AGENT_EVENTS);
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    app.prompt_from(AgentMessage::user("read a"), InputSource::Interactive)
+        .await
+        .unwrap();
+    let mut ours: Vec<String> = Vec::new();
+    for line in runner.log.lock().unwrap().iter().map(logged) {
+        if !(line.starts_with("message_update") && ours.last() == Some(&line)) {
+            ours.push(line);
+        }
+    }
+    assert_eq!(ours, pi_recorded_run());
+}
 
-    // tool_call: input mutated in place by both, in order; no block.
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "tool_call", "toolCallId": "t1", "toolName": "bash", "input": {"command": "ls"}})),
-        )
-        .await;
-    assert_eq!(r, json!({"input": {"command": "set -e; ls", "timeout": 5}}));
-    // tool_call: the first block wins (with the input as mutated so far).
-    let r = host
-        .call(
-            "event",
-            event(
-                json!({"type": "tool_call", "toolCallId": "t2", "toolName": "bash", "input": {"command": "rm -rf /"}}),
-            ),
-        )
-        .await;
-    assert_eq!(
-        r,
-        json!({"block": true, "reason": "a blocks rm -rf", "input": {"command": "set -e; rm -rf /"}})
-    );
-    // tool_call of a tool no handler changes: null.
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "tool_call", "toolCallId": "t3", "toolName": "read", "input": {"path": "x"}})),
-        )
-        .await;
-    assert_eq!(r, Value::Null);
-    // tool_result: patches merged; b sees a's content.
-    let r = host
-        .call("event", event(json!({"type": "tool_result", "toolCallId": "t1", "toolName": "bash", "input": {}, "content": [{"type": "text", "text": "orig"}], "details": null, "isError": true})))
-        .await;
-    assert_eq!(
-        r,
-        json!({"content": [{"type": "text", "text": "from a"}], "details": {"seen": "from a"}, "isError": false})
-    );
-    // input: transforms chain; images carried.
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "input", "text": "hi", "source": "interactive"})),
-        )
-        .await;
-    assert_eq!(
-        r,
-        json!({"action": "transform", "text": "hi [a] [b]", "images": [{"type": "image", "data": "x", "mimeType": "image/png"}]})
-    );
-    // input: the first `handled` wins.
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "input", "text": "stop", "source": "rpc"})),
-        )
-        .await;
-    assert_eq!(r, json!({"action": "handled"}));
-    // before_agent_start: the system prompt chains (ctx.getSystemPrompt sees it), messages collect.
-    let r = host
-        .call("event", event(json!({"type": "before_agent_start", "prompt": "p", "systemPrompt": "You are pi.", "systemPromptOptions": {}})))
-        .await;
-    assert_eq!(
-        r,
-        json!({
-            "systemPrompt": "You are pi. +a +b (14)",
-            "messages": [
-                {"customType": "a", "content": "from a", "display": true},
-                {"customType": "b", "content": "from b", "display": false},
-            ],
+#[tokio::test]
+async fn a_runner_without_listeners_gets_no_event_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "A\n").unwrap();
+    let faux = recording_faux();
+    tool_then_text(&faux, json!({"path": "a.txt"}));
+    let runner = Runner::new();
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    app.prompt_from(AgentMessage::user("read a"), InputSource::Rpc)
+        .await
+        .unwrap();
+    assert!(runner.log.lock().unwrap().is_empty());
+    assert_eq!(tool_result_text(&app), "A\n");
+    // Each event type was looked up, and nothing more was done for it.
+    let asked = runner.asked.lock().unwrap().clone();
+    for kind in [
+        "input",
+        "before_agent_start",
+        "agent_start",
+        "tool_call",
+        "context",
+        "message_update",
+    ] {
+        assert!(asked.iter().any(|a| a == kind), "{kind} looked up");
+    }
+}
+
+#[tokio::test]
+async fn tool_call_blocks_with_pis_default_text_or_the_reason_and_mutates_input() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "A\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "B\n").unwrap();
+
+    let faux = recording_faux();
+    tool_then_text(&faux, json!({"path": "a.txt"}));
+    let runner = Runner::new().on("tool_call", "/ext/gate.ts", |_| Ok(Some(json!({"block": true}))));
+    let app = app(dir.path(), &faux, Some(runner));
+    app.prompt("read a").await.unwrap();
+    assert_eq!(tool_result_text(&app), "Tool execution was blocked");
+
+    let faux = recording_faux();
+    tool_then_text(&faux, json!({"path": "a.txt"}));
+    let runner = Runner::new().on("tool_call", "/ext/gate.ts", |_| {
+        Ok(Some(json!({"block": true, "reason": "Blocked by user"})))
+    });
+    let app = self::app(dir.path(), &faux, Some(runner));
+    app.prompt("read a").await.unwrap();
+    assert_eq!(tool_result_text(&app), "Blocked by user");
+
+    // Two listeners: the first changes the path, the second sees the change.
+    let faux = recording_faux();
+    tool_then_text(&faux, json!({"path": "a.txt"}));
+    let runner = Runner::new()
+        .on("tool_call", "/ext/redirect.ts", |_| {
+            Ok(Some(json!({"input": {"path": "b.txt"}})))
         })
-    );
-    // context: replacements chain.
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "context", "messages": [{"role": "user", "content": "0"}]})),
-        )
-        .await;
-    assert_eq!(r, json!({"messages": [{"role": "user", "content": "a"}]}));
-    // before_provider_request: a replaces, b keeps (undefined).
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "before_provider_request", "payload": {"model": "m"}})),
-        )
-        .await;
-    assert_eq!(r, json!({"payload": {"model": "m", "a": true}}));
-    // message_end: a replaces, b keeps.
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "message_end", "message": {"role": "user", "content": "x"}})),
-        )
-        .await;
-    assert_eq!(r, json!({"message": {"role": "user", "content": "x a"}}));
-    // session_before_*: the first cancel wins.
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "session_before_switch", "reason": "new"})),
-        )
-        .await;
-    assert_eq!(r, json!({"cancel": true}));
-    // resources_discover: paths collected.
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "resources_discover", "cwd": "/", "reason": "startup"})),
-        )
-        .await;
+        .on("tool_call", "/ext/check.ts", |event| {
+            assert_eq!(event["input"]["path"], "b.txt");
+            Ok(None)
+        });
+    let app = self::app(dir.path(), &faux, Some(runner));
+    app.prompt("read a").await.unwrap();
+    assert_eq!(tool_result_text(&app), "B\n");
+}
+
+#[tokio::test]
+async fn a_failing_tool_call_listener_blocks_the_call_with_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "A\n").unwrap();
+    let faux = recording_faux();
+    tool_then_text(&faux, json!({"path": "a.txt"}));
+    let runner = Runner::new().on("tool_call", "/ext/gate.ts", |_| {
+        Err(ExtensionError::Handler {
+            extension: "/ext/gate.ts".into(),
+            event: "tool_call".into(),
+            message: "gate crashed".into(),
+        })
+    });
+    let app = app(dir.path(), &faux, Some(runner));
+    app.prompt("read a").await.unwrap();
+    assert_eq!(tool_result_text(&app), "gate crashed");
+}
+
+#[tokio::test]
+async fn tool_result_patches_chain_across_two_listeners() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "A\n").unwrap();
+    let faux = recording_faux();
+    tool_then_text(&faux, json!({"path": "a.txt"}));
+    let runner = Runner::new()
+        .on("tool_result", "/ext/one.ts", |_| {
+            Ok(Some(json!({"content": [{"type": "text", "text": "redacted"}]})))
+        })
+        .on("tool_result", "/ext/two.ts", |event| {
+            let text = event["content"][0]["text"].as_str().unwrap_or_default();
+            Ok(Some(
+                json!({"content": [{"type": "text", "text": format!("{text}!")}], "details": {"by": "two"}}),
+            ))
+        });
+    let app = app(dir.path(), &faux, Some(runner));
+    app.prompt("read a").await.unwrap();
+    assert_eq!(tool_result_text(&app), "redacted!");
+    let details = app
+        .session()
+        .agent()
+        .messages()
+        .iter()
+        .find_map(AgentMessage::as_tool_result)
+        .and_then(|r| r.details.clone());
+    assert_eq!(details, Some(json!({"by": "two"})));
+}
+
+#[tokio::test]
+async fn context_changes_what_the_model_sees_but_not_the_transcript() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = recording_faux();
+    faux.set_responses([faux_assistant_text("one"), faux_assistant_text("two")]);
+    let runner = Runner::new().on("context", "/ext/trim.ts", |event| {
+        // Keeps the last message only.
+        let messages = event["messages"].as_array().unwrap();
+        Ok(Some(json!({"messages": [messages[messages.len() - 1]]})))
+    });
+    let app = app(dir.path(), &faux, Some(runner));
+    app.prompt("first").await.unwrap();
+    app.prompt("second").await.unwrap();
+    let calls = faux.calls();
+    assert_eq!(calls[1].message_count, 1, "the model saw the trimmed context");
     assert_eq!(
-        r,
-        json!({"skillPaths": ["/skills/a", "/skills/b"], "promptPaths": ["/prompts/b"]})
+        app.session().agent().messages().len(),
+        4,
+        "the transcript keeps everything"
     );
-    // ... and a handler that throws there is reported while the chain goes on.
+}
+
+#[tokio::test]
+async fn message_end_replaces_the_message_everywhere_and_keeps_the_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = recording_faux();
+    faux.set_responses([faux_assistant_text("secret answer")]);
+    let runner = Runner::new().on("message_end", "/ext/mask.ts", |event| {
+        let mut message = event["message"].clone();
+        match message["role"].as_str() {
+            Some("assistant") => {
+                message["content"] = json!([{"type": "text", "text": "masked"}]);
+                Ok(Some(json!({ "message": message })))
+            }
+            // A user message turned into an assistant one: refused.
+            _ => Ok(Some(
+                json!({"message": {"role": "assistant", "content": [], "api": "x", "provider": "x",
+                "model": "x", "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                "stopReason": "stop", "timestamp": 0}}),
+            )),
+        }
+    });
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    app.prompt("hi").await.unwrap();
+    assert_eq!(app.last_assistant_text().as_deref(), Some("masked"));
+    let roles: Vec<String> = app
+        .session()
+        .agent()
+        .messages()
+        .iter()
+        .map(|m| m.role().to_owned())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"]);
+    let stored = app.with_store(|store| {
+        store
+            .entries()
+            .iter()
+            .filter_map(|e| e.message().and_then(AgentMessage::as_assistant).map(|a| a.text()))
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(stored, ["masked"]);
     assert_eq!(
-        host.sent_of("extension.error"),
+        *runner.reported.lock().unwrap(),
         [
-            json!({"extension": entries[0].display().to_string(), "event": "resources_discover", "message": "a failed in resources_discover"})
+            "Extension \"/ext/mask.ts\" error in message_end handler: message_end handlers must return a message with the same role"
         ]
     );
-    // An event nobody listens to: null.
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "turn_start", "turnIndex": 0, "timestamp": 1})),
-        )
-        .await;
-    assert_eq!(r, Value::Null);
-    // Another event's handler that throws: reported, the event answered.
-    let r = host
-        .call("event", event(json!({"type": "agent_end", "messages": []})))
-        .await;
-    assert_eq!(r, Value::Null);
-    assert_eq!(
-        host.sent_of("extension.error")[1],
-        json!({"extension": entries[1].display().to_string(), "event": "agent_end", "message": "b failed in agent_end"})
-    );
-    // A tool_call handler that throws ends the event, as in pi: an error naming its extension.
-    let error = host
-        .call_err(
-            "event",
-            event(json!({"type": "tool_call", "toolCallId": "t4", "toolName": "bash", "input": {"command": "throw"}})),
-        )
-        .await;
-    assert_eq!(error["message"], "a cannot decide");
-    assert_eq!(error["data"]["extension"], entries[0].display().to_string());
-    host.shutdown().await;
 }
 
 #[tokio::test]
-async fn user_bash_operations_run_in_the_host_and_compaction_handlers_get_a_signal() {
+async fn before_agent_start_injects_custom_messages_and_sets_the_system_prompt_for_that_run() {
     let dir = tempfile::tempdir().unwrap();
-    let entry = write(
-        dir.path(),
-        "remote.ts",
-        r#"import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-export default function (pi: ExtensionAPI) {
-  pi.on("user_bash", (event) => {
-    if (event.command === "local") return undefined;
-    return {
-      operations: {
-        async exec(command: string, cwd: string, { onData }: { onData: (chunk: Buffer) => void }) {
-          onData(Buffer.from(`remote ${command} in ${cwd}\n`));
-          onData(Buffer.from("done"));
-          return { exitCode: 3 };
-        },
-      },
-    };
-  });
-  pi.on("user_bash", () => ({ result: { output: "from the second handler", exitCode: 0, cancelled: false, truncated: false } }));
-  pi.on("session_before_compact", (event) => ({
-    compaction: {
-      summary: `signal: ${event.signal instanceof AbortSignal && !event.signal.aborted}`,
-      firstKeptEntryId: "e1",
-      tokensBefore: 10,
-    },
-  }));
+    let faux = recording_faux();
+    faux.set_responses([faux_assistant_text("one"), faux_assistant_text("two")]);
+    let runner = Runner::new()
+        .on("before_agent_start", "/ext/a.ts", |event| {
+            Ok(Some(json!({
+                "message": {"customType": "memo", "content": "remember this", "display": true, "details": {"n": 1}},
+                "systemPrompt": format!("{} + A", event["systemPrompt"].as_str().unwrap()),
+            })))
+        })
+        .on("before_agent_start", "/ext/b.ts", |event| {
+            Ok(Some(
+                json!({"systemPrompt": format!("{} + B", event["systemPrompt"].as_str().unwrap())}),
+            ))
+        });
+    let app = app(dir.path(), &faux, Some(runner));
+    app.prompt("hi").await.unwrap();
+    assert_eq!(faux.calls()[0].system_prompt, "base prompt + A + B");
+    // The model sees the custom message as a user message; the transcript keeps its role.
+    assert_eq!(faux.calls()[0].roles, ["user", "user"]);
+    let roles: Vec<String> = app
+        .session()
+        .agent()
+        .messages()
+        .iter()
+        .map(|m| m.role().to_owned())
+        .collect();
+    assert_eq!(roles, ["user", "custom", "assistant"]);
+    assert_eq!(app.session().agent().state().system_prompt, "base prompt");
+    let custom = app.with_store(|store| {
+        store
+            .entries()
+            .iter()
+            .find_map(|entry| match &entry.kind {
+                EntryKind::CustomMessage { .. } => Some(serde_json::to_value(entry).unwrap()),
+                _ => None,
+            })
+            .unwrap()
+    });
+    assert_eq!(custom["type"], "custom_message");
+    assert_eq!(custom["customType"], "memo");
+    assert_eq!(custom["content"], "remember this");
+    assert_eq!(custom["display"], true);
+    assert_eq!(custom["details"], json!({"n": 1}));
 }
-"#,
+
+#[tokio::test]
+async fn input_transforms_or_handles_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = recording_faux();
+    faux.set_responses([faux_assistant_text("ok")]);
+    let runner = Runner::new().on("input", "/ext/input.ts", |event| {
+        Ok(Some(match event["text"].as_str() {
+            Some("ping") => json!({"action": "handled"}),
+            Some(text) => {
+                json!({"action": "transform", "text": format!("[{}] {text}", event["source"].as_str().unwrap())})
+            }
+            None => json!({"action": "continue"}),
+        }))
+    });
+    let app = app(dir.path(), &faux, Some(runner));
+    assert!(
+        !app.prompt_from(AgentMessage::user("ping"), InputSource::Rpc)
+            .await
+            .unwrap()
     );
-    let Some(mut host) = ExtHost::start(std::slice::from_ref(&entry), dir.path()).await else {
-        return;
-    };
-    host.initialize(dir.path()).await;
-    let ctx = context(dir.path(), json!({}));
-    let event = |event: Value| json!({"event": event, "context": ctx.clone()});
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "user_bash", "command": "ls", "excludeFromContext": false, "cwd": "/srv"})),
-        )
-        .await;
+    assert_eq!(faux.call_count(), 0, "a handled input runs nothing");
+    assert!(
+        app.prompt_from(AgentMessage::user("hello"), InputSource::Rpc)
+            .await
+            .unwrap()
+    );
+    let first = app.session().agent().messages()[0].as_user().unwrap().content.text();
+    assert_eq!(first, "[rpc] hello");
+}
+
+#[tokio::test]
+async fn a_failing_listener_is_reported_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = recording_faux();
+    faux.set_responses([faux_assistant_text("fine")]);
+    let runner = Runner::new()
+        .on("context", "/ext/broken.ts", |_| {
+            Err(ExtensionError::Timeout {
+                extension: "/ext/broken.ts".into(),
+                event: "context".into(),
+            })
+        })
+        .on("turn_start", "/ext/broken.ts", |_| {
+            Err(ExtensionError::Handler {
+                extension: "/ext/broken.ts".into(),
+                event: "turn_start".into(),
+                message: "nope".into(),
+            })
+        });
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    app.prompt("hi").await.unwrap();
+    assert_eq!(app.last_assistant_text().as_deref(), Some("fine"));
+    assert_eq!(faux.calls()[0].message_count, 1);
     assert_eq!(
-        r,
-        json!({"result": {"output": "remote ls in /srv\ndone", "exitCode": 3, "cancelled": false, "truncated": false}})
+        *runner.reported.lock().unwrap(),
+        [
+            "Extension \"/ext/broken.ts\" error in turn_start handler: nope",
+            "Extension \"/ext/broken.ts\" error in context handler: timed out",
+        ]
     );
-    // The first handler leaves `local` alone: the second's result wins.
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "user_bash", "command": "local", "excludeFromContext": true, "cwd": "/srv"})),
-        )
-        .await;
+}
+
+#[tokio::test]
+async fn session_events_can_cancel_and_announce_replacements() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = recording_faux();
+    faux.set_responses([faux_assistant_text("one")]);
+    let cancel = Arc::new(Mutex::new(true));
+    let flag = cancel.clone();
+    let runner = Runner::new()
+        .on("session_before_switch", "/ext/guard.ts", move |_| {
+            Ok(Some(json!({ "cancel": *flag.lock().unwrap() })))
+        })
+        .on("session_before_fork", "/ext/guard.ts", |_| {
+            Ok(Some(json!({"cancel": true})))
+        })
+        .on_all(&["session_shutdown", "session_start"]);
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    app.prompt("hi").await.unwrap();
+    assert!(matches!(app.new_session(None).await, Err(AppError::Cancelled)));
+    assert_eq!(app.session().agent().messages().len(), 2, "nothing changed");
+    let user_id = app.with_store(|store| {
+        store
+            .entries()
+            .iter()
+            .find(|e| e.message().is_some())
+            .unwrap()
+            .id
+            .clone()
+    });
+    assert!(matches!(app.fork(&user_id).await, Err(AppError::Cancelled)));
+
+    *cancel.lock().unwrap() = false;
+    app.new_session(None).await.unwrap();
+    let types = runner.types();
     assert_eq!(
-        r,
-        json!({"result": {"output": "from the second handler", "exitCode": 0, "cancelled": false, "truncated": false}})
+        types,
+        [
+            "session_before_switch",
+            "session_before_fork",
+            "session_before_switch",
+            "session_shutdown",
+            "session_start"
+        ]
     );
-    let r = host
-        .call(
-            "event",
-            event(json!({"type": "session_before_compact", "preparation": {}, "branchEntries": []})),
-        )
-        .await;
     assert_eq!(
-        r,
-        json!({"compaction": {"summary": "signal: true", "firstKeptEntryId": "e1", "tokensBefore": 10}})
+        runner.events("session_before_switch")[0],
+        json!({"type": "session_before_switch", "reason": "new"})
     );
-    host.shutdown().await;
+    assert_eq!(runner.events("session_before_fork")[0]["position"], "before");
+    assert_eq!(runner.events("session_shutdown")[0]["reason"], "new");
+    assert_eq!(
+        runner.events("session_start")[0],
+        json!({"type": "session_start", "reason": "new"})
+    );
+}
+
+#[tokio::test]
+async fn tree_navigation_can_be_cancelled_and_is_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = recording_faux();
+    faux.set_responses([faux_assistant_text("one"), faux_assistant_text("two")]);
+    let cancel = Arc::new(Mutex::new(true));
+    let flag = cancel.clone();
+    let runner = Runner::new()
+        .on("session_before_tree", "/ext/tree.ts", move |_| {
+            Ok(Some(json!({"cancel": *flag.lock().unwrap(), "label": "checkpoint"})))
+        })
+        .on_all(&["session_tree"]);
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    app.prompt("first").await.unwrap();
+    app.prompt("second").await.unwrap();
+    let (first_answer, old_leaf) = app.with_store(|store| {
+        let answer = store
+            .entries()
+            .iter()
+            .find(|e| e.message().and_then(AgentMessage::as_assistant).is_some())
+            .unwrap()
+            .id
+            .clone();
+        (answer, store.leaf_id().unwrap().to_owned())
+    });
+    assert!(matches!(app.navigate(&first_answer).await, Err(AppError::Cancelled)));
+    assert_eq!(app.session().agent().messages().len(), 4);
+
+    *cancel.lock().unwrap() = false;
+    app.navigate(&first_answer).await.unwrap();
+    let before = &runner.events("session_before_tree")[1]["preparation"];
+    assert_eq!(before["targetId"], first_answer.as_str());
+    assert_eq!(before["oldLeafId"], old_leaf.as_str());
+    assert_eq!(before["userWantsSummary"], false);
+    assert_eq!(
+        app.with_store(|store| store.label(&first_answer).map(str::to_owned))
+            .as_deref(),
+        Some("checkpoint")
+    );
+    // As in pi, the label entry (written on the target) is the new leaf.
+    let new_leaf = app.with_store(|store| store.leaf_id().unwrap().to_owned());
+    assert!(app.with_store(|store| matches!(store.entry(&new_leaf).unwrap().kind, EntryKind::Label { .. })));
+    assert_eq!(
+        runner.events("session_tree")[0],
+        json!({"type": "session_tree", "newLeafId": new_leaf, "oldLeafId": old_leaf})
+    );
+}
+
+#[tokio::test]
+async fn an_extension_supplies_the_compaction_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = recording_faux();
+    faux.set_responses([faux_assistant_text("one"), faux_assistant_text("two")]);
+    let runner = Runner::new()
+        .on("session_before_compact", "/ext/compact.ts", |event| {
+            let preparation = &event["preparation"];
+            Ok(Some(json!({"compaction": {
+                "summary": "extension summary",
+                "firstKeptEntryId": preparation["firstKeptEntryId"],
+                "tokensBefore": preparation["tokensBefore"],
+                "details": {"from": "ext"},
+            }})))
+        })
+        .on_all(&["session_compact"]);
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    app.set_compaction_settings(pi_coding_agent::compaction::CompactionSettings {
+        enabled: true,
+        reserve_tokens: 100,
+        keep_recent_tokens: 1,
+    });
+    app.prompt("first").await.unwrap();
+    app.prompt("second").await.unwrap();
+    let result = app.compact(None).await.unwrap();
+    assert_eq!(result.summary, "extension summary");
+    assert_eq!(faux.call_count(), 2, "no summary was asked of the model");
+    let before = &runner.events("session_before_compact")[0];
+    assert!(before["branchEntries"].as_array().unwrap().len() >= 4);
+    let compacted = &runner.events("session_compact")[0];
+    assert_eq!(compacted["fromExtension"], true);
+    assert_eq!(compacted["compactionEntry"]["summary"], "extension summary");
+    assert_eq!(compacted["compactionEntry"]["details"], json!({"from": "ext"}));
+}
+
+#[tokio::test]
+async fn model_and_thinking_selections_are_announced_with_their_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = recording_faux();
+    let runner = Runner::new().on_all(&["model_select", "thinking_level_select"]);
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    let mut other = faux.model();
+    other.id = "other".into();
+    other.reasoning = true;
+    app.select_model(other, Some(ThinkingLevel::High), ModelSelectSource::Cycle);
+    app.set_thinking_level(ThinkingLevel::Low);
+    // Queued like the run's events: delivered by the time the next prompt's events are.
+    faux.set_responses([faux_assistant_text("ok")]);
+    app.prompt("hi").await.unwrap();
+    let select = &runner.events("model_select")[0];
+    assert_eq!(select["source"], "cycle");
+    assert_eq!(select["model"]["id"], "other");
+    assert_eq!(select["previousModel"]["id"], faux.model().id);
+    let levels: Vec<(Value, Value)> = runner
+        .events("thinking_level_select")
+        .iter()
+        .map(|e| (e["level"].clone(), e["previousLevel"].clone()))
+        .collect();
+    assert_eq!(levels, [(json!("high"), json!("off")), (json!("low"), json!("high"))]);
+}
+
+#[tokio::test]
+async fn user_bash_result_comes_from_the_first_extension_that_gives_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = recording_faux();
+    let runner =
+        Runner::new()
+            .on("user_bash", "/ext/none.ts", |_| Ok(None))
+            .on("user_bash", "/ext/remote.ts", |event| {
+                Ok(Some(
+                    json!({"result": {"output": format!("ran {}", event["command"].as_str().unwrap()),
+                                      "exitCode": 0, "cancelled": false, "truncated": false}}),
+                ))
+            });
+    let app = app(dir.path(), &faux, Some(runner.clone()));
+    let result = app.emit_user_bash("ls", false).await.unwrap();
+    assert_eq!(
+        result,
+        UserBashResult {
+            output: "ran ls".into(),
+            exit_code: Some(0),
+            ..UserBashResult::default()
+        }
+    );
+    let event = &runner.events("user_bash")[0];
+    assert_eq!(event["excludeFromContext"], false);
+    assert_eq!(event["cwd"], dir.path().to_str().unwrap());
 }

@@ -94,6 +94,7 @@ pub fn prepare_request(model: &Model, context: &LlmContext<'_>, options: &Stream
         headers: headers(model, options, api_key.as_deref()),
         body: body(model, context, options),
         api_key,
+        hooks: options.provider_hooks.clone(),
     }
 }
 

@@ -52,6 +52,7 @@ pub fn prepare(model: &Model, context: &LlmContext<'_>, options: &StreamOptions)
         headers: request::headers(model, options, api_key.as_deref()),
         body: request::body(model, context, options, &compat),
         api_key,
+        hooks: options.provider_hooks.clone(),
     }
 }
 

@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use super::plain_text;
 use super::print::Output;
 use pi_coding_agent::App;
+use pi_coding_agent::extensions::events::InputSource;
 use pi_coding_agent::resolve::ResolveAction;
 
 /// Writes `text`, every secret redacted.
@@ -59,7 +60,7 @@ pub(crate) async fn run_line_with(
         }
     });
     for prompt in initial {
-        if let Err(error) = app.prompt(prompt).await {
+        if let Err(error) = app.prompt_from(prompt, InputSource::Interactive).await {
             write(&stdout, &format!("{error}\n"));
         }
     }
@@ -99,7 +100,8 @@ pub(crate) async fn run_line_with(
                 let _ = app.compact((!instructions.is_empty()).then_some(instructions)).await;
             }
             _ => {
-                if let Err(error) = app.prompt(line).await {
+                let prompt = AgentMessage::user(line);
+                if let Err(error) = app.prompt_from(prompt, InputSource::Interactive).await {
                     write(&stdout, &format!("{error}\n"));
                 }
             }

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::json::event_line;
 use pi_coding_agent::extensions::Extensions;
+use pi_coding_agent::extensions::events::InputSource;
 use pi_coding_agent::{AgentSession, App, SessionEvent};
 
 /// The exit code of a print or JSON run that ended with a preview still pending (not applied).
@@ -124,7 +125,7 @@ async fn run_prompts(
         if run_command(extensions, &prompt, stderr).await {
             continue;
         }
-        if let Err(error) = app.prompt(prompt).await {
+        if let Err(error) = app.prompt_from(prompt, InputSource::Interactive).await {
             write_line(stderr, &error.to_string());
             return 1;
         }
@@ -183,7 +184,7 @@ pub async fn run_json_with(
         if run_command(extensions, &prompt, &stderr).await {
             continue;
         }
-        if app.prompt(prompt).await.is_err() {
+        if app.prompt_from(prompt, InputSource::Interactive).await.is_err() {
             code = 1;
             break;
         }

@@ -40,6 +40,10 @@ pub enum AppError {
     /// The session has no entry to clone up to.
     #[error("Cannot clone session: no current entry selected")]
     NothingToClone,
+    /// An extension cancelled it (`session_before_switch`, `session_before_fork`,
+    /// `session_before_tree`); RPC answers `{"cancelled": true}`.
+    #[error("Cancelled by an extension")]
+    Cancelled,
     /// Listing the sessions was interrupted (its blocking task panicked or was cancelled).
     #[error("listing sessions was interrupted: {0}")]
     Interrupted(#[from] tokio::task::JoinError),
@@ -63,6 +67,8 @@ struct Inner {
     choices: Mutex<Option<SavedChoices>>,
     /// Compaction settings, hooks and the running compaction (`compact.rs`).
     compaction: crate::compaction::CompactionState,
+    /// The extensions' compaction hook was added.
+    extension_hook: std::sync::atomic::AtomicBool,
 }
 
 /// The global settings file model and thinking choices go to, pi's way.
@@ -166,6 +172,7 @@ impl App {
             scoped_models: Mutex::new(Vec::new()),
             choices: Mutex::new(None),
             compaction: crate::compaction::CompactionState::default(),
+            extension_hook: std::sync::atomic::AtomicBool::new(false),
         });
         let weak = Arc::downgrade(&inner);
         inner.session.set_session_view(Some(Arc::new(AppView(weak.clone()))));
@@ -239,7 +246,9 @@ impl App {
             && let Some((provider, id)) = &context.model
             && let Some(model) = self.inner.registry.find(provider, id)
         {
+            let previous = agent.model();
             agent.set_model(model.clone());
+            self.model_selected(model, &previous, ModelSelectSource::Restore);
         }
         if !keep_thinking && let Some(level) = context.thinking_level.as_deref().and_then(parse_thinking_level) {
             agent.set_thinking_level(level);
@@ -336,8 +345,15 @@ impl App {
     /// sonnet:high`) instead of the level carried over: one `thinking_level_changed` at most, as
     /// pi's model cycling does.
     pub fn set_model_and_thinking(&self, model: Model, thinking: Option<ThinkingLevel>) {
+        self.select_model(model, thinking, ModelSelectSource::Set);
+    }
+
+    /// [`App::set_model_and_thinking`], telling the extensions how the model was chosen
+    /// (`model_select`'s `source`: cycling sends [`ModelSelectSource::Cycle`]).
+    pub fn select_model(&self, model: Model, thinking: Option<ThinkingLevel>, source: ModelSelectSource) {
         let (provider, id) = (model.provider.clone(), model.id.clone());
         let agent = self.inner.session.agent();
+        let previous = agent.model();
         let level = thinking.unwrap_or_else(|| {
             if agent.model().reasoning {
                 agent.thinking_level()
@@ -348,7 +364,8 @@ impl App {
                     .unwrap_or(crate::DEFAULT_THINKING_LEVEL)
             }
         });
-        agent.set_model(model);
+        agent.set_model(model.clone());
+        self.model_selected(&model, &previous, source);
         self.write(|store| store.append_model_change(&provider, &id));
         let mut updates = serde_json::Map::new();
         updates.insert("defaultProvider".into(), Value::String(provider));
@@ -365,10 +382,12 @@ impl App {
         let agent = self.inner.session.agent();
         let model = agent.model();
         let level = model.clamp_thinking_level(level);
-        if level == agent.thinking_level() {
+        let previous = agent.thinking_level();
+        if level == previous {
             return level;
         }
         agent.set_thinking_level(level);
+        self.thinking_level_selected(level, previous);
         self.write(|store| store.append_thinking_level_change(thinking_level_name(level)));
         self.inner.session.emit(&SessionEvent::ThinkingLevelChanged(level));
         if model.reasoning || level != ThinkingLevel::Off {
@@ -420,6 +439,9 @@ impl App {
     /// rejected (reason `New session started.`) and queued messages dropped, custom tools get
     /// `new`. Fails while a run is active.
     pub async fn new_session(&self, parent_session: Option<String>) -> Result<(), AppError> {
+        if self.before_switch("new", None).await {
+            return Err(AppError::Cancelled);
+        }
         let agent = self.inner.session.agent();
         agent.reset()?;
         self.drop_pending("New session started.").await;
@@ -429,6 +451,8 @@ impl App {
         });
         self.sync_session_id();
         self.record_model_and_thinking_level();
+        self.replaced(ShutdownReason::New, SessionStartReason::New, previous.clone())
+            .await;
         self.notify_tools(SessionReason::New, previous).await;
         Ok(())
     }
@@ -437,6 +461,9 @@ impl App {
     /// has no `thinking_level_change` gets one, as in pi); pending previews are rejected (`Session
     /// switched.`), custom tools get `switch`. Fails while a run is active.
     pub async fn switch_session(&self, path: &Path) -> Result<Vec<LoadWarning>, AppError> {
+        if self.before_switch("resume", Some(path)).await {
+            return Err(AppError::Cancelled);
+        }
         let (store, warnings) = SessionManager::open(path)?;
         self.inner.session.agent().reset()?;
         self.drop_pending("Session switched.").await;
@@ -444,6 +471,8 @@ impl App {
         *lock(&self.inner.store) = store;
         self.sync_session_id();
         self.start(false, false);
+        self.replaced(ShutdownReason::Resume, SessionStartReason::Resume, previous.clone())
+            .await;
         self.notify_tools(SessionReason::Switch, previous).await;
         Ok(warnings)
     }
@@ -452,6 +481,9 @@ impl App {
     /// that message's text (for the editor). Custom tools get `branch`. Fails while a run is
     /// active.
     pub async fn fork(&self, entry_id: &str) -> Result<String, AppError> {
+        if self.before_fork(entry_id, "before").await {
+            return Err(AppError::Cancelled);
+        }
         let previous = self.session_file();
         let (text, parent) = self.with_store(|store| {
             let entry = store
@@ -468,6 +500,8 @@ impl App {
         *lock(&self.inner.store) = forked;
         self.sync_session_id();
         self.restore(true, true);
+        self.replaced(ShutdownReason::Fork, SessionStartReason::Fork, previous.clone())
+            .await;
         self.notify_tools(SessionReason::Branch, previous).await;
         Ok(text)
     }
@@ -487,12 +521,17 @@ impl App {
             }
             Ok(leaf)
         })?;
+        if self.before_fork(&leaf, "at").await {
+            return Err(AppError::Cancelled);
+        }
         self.inner.session.agent().reset()?;
         self.drop_pending("Session cloned.").await;
         let cloned = self.with_store(|store| store.fork_to(Some(&leaf), self.inner.root.clone()))?;
         *lock(&self.inner.store) = cloned;
         self.sync_session_id();
         self.restore(true, true);
+        self.replaced(ShutdownReason::Fork, SessionStartReason::Fork, previous.clone())
+            .await;
         self.notify_tools(SessionReason::Branch, previous).await;
         Ok(())
     }
@@ -511,6 +550,8 @@ impl App {
                 _ => (Some(entry.id.clone()), None),
             })
         })?;
+        let label = self.before_tree(entry_id).await.map_err(|()| AppError::Cancelled)?;
+        let old_leaf = self.with_store(|store| store.leaf_id().map(str::to_owned));
         self.inner.session.agent().reset()?;
         self.drop_pending("Moved to another point of the session tree.").await;
         let (leaf, text) = target;
@@ -522,6 +563,7 @@ impl App {
             }
         })?;
         self.restore(true, true);
+        self.after_tree(entry_id, label, old_leaf).await;
         self.notify_tools(SessionReason::Tree, None).await;
         Ok(text)
     }
@@ -751,5 +793,7 @@ fn custom_parts(custom: &CustomMessage) -> (String, UserContent, bool, Option<Va
 }
 
 mod compact;
+mod extensions;
+pub use extensions::{ModelSelectSource, SessionStartReason, ShutdownReason};
 #[cfg(test)]
 mod tests;

@@ -253,6 +253,7 @@ impl Summarizer {
             tool_choice: None,
             headers: self.headers.clone(),
             cancel: cancel.clone(),
+            provider_hooks: Default::default(),
         };
         let context = LlmContext {
             system_prompt: SUMMARIZATION_SYSTEM_PROMPT,

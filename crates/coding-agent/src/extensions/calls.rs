@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::snapshot;
 use super::hub::Hub;
-use super::runner::{EventListener, ExtensionError};
+use super::events::{EventListener, ExtensionError};
 use crate::custom_tools::process::{CallError, Failure, Host, SentContext, execute_context};
 
 /// Sends `method` with `params` plus `context` (the branch delta and the snapshot) to the

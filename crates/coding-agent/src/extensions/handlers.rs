@@ -64,7 +64,7 @@ impl Handler for ExtensionHandlers {
                 let Some(&process) = self.process.get() else { return };
                 match self.hub.register(process, &params) {
                     Ok(()) => self.add_late_tools(process, &params),
-                    Err(why) => self.hub.report(&super::runner::ExtensionError::Process {
+                    Err(why) => self.hub.report(&super::events::ExtensionError::Process {
                         extension: text_of(&params, "path").unwrap_or_default(),
                         message: format!("register failed: {why}"),
                     }),
@@ -221,7 +221,7 @@ impl ExtensionHandlers {
             };
             let (added, failed) = session.add_custom_tools(&loaded);
             for error in failed {
-                self.hub.report(&super::runner::ExtensionError::Process {
+                self.hub.report(&super::events::ExtensionError::Process {
                     extension: path.clone(),
                     message: error.error,
                 });

@@ -8,7 +8,7 @@ use pi_agent_core::lock;
 use serde_json::{Map, Value};
 
 use super::registration::Registration;
-use super::runner::ExtensionError;
+use super::events::ExtensionError;
 use crate::App;
 use crate::custom_tools::process::Host;
 

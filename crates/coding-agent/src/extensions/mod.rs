@@ -12,6 +12,9 @@
 //! (overriding built-ins as pi allows); [`Extensions::attach`] hands them the running [`App`].
 //! Nothing an extension does wrong stops pi: load errors are collected
 //! ([`Extensions::load_errors`]), handler errors reported.
+//!
+//! [`events`]: the lifecycle events extensions listen to, where the session and the app emit them
+//! and how their results are applied; the seam ([`ExtensionRunner`]) the processes plug into.
 
 mod calls;
 mod commands;
@@ -22,7 +25,8 @@ mod handlers;
 mod hub;
 mod node;
 mod registration;
-mod runner;
+
+pub mod events;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -37,7 +41,7 @@ pub use flags::{FlagError, FlagValue, GivenFlag, help_section};
 pub use hub::ReportFn;
 pub use node::NODE_HOST_LABEL;
 pub use registration::{CommandInfo, ExtensionTool, FlagInfo, ProviderInfo, Registration, ShortcutInfo};
-pub use runner::{EventListener, ExtensionError, ExtensionRunner};
+pub use events::{EventListener, ExtensionError, ExtensionRunner};
 
 use crate::App;
 use crate::custom_tools::node::EnvLookup;
@@ -521,6 +525,11 @@ impl Extensions {
     /// `docs/extensions.md`).
     pub fn providers(&self) -> Vec<ProviderInfo> {
         self.registrations().into_iter().flat_map(|r| r.providers).collect()
+    }
+
+    /// Whether no extension loaded (then pi installs no event hooks at all).
+    pub fn is_empty(&self) -> bool {
+        self.hub.extensions().is_empty()
     }
 
     /// The [`ExtensionRunner`] over the loaded processes.

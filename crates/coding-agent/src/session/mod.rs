@@ -48,12 +48,13 @@ use queued::{QueuedTexts, queued_text};
 mod options;
 pub use options::{SessionOptions, SessionSettings};
 
+mod extensions;
 mod retry;
 use retry::RetryState;
 pub use retry::is_retryable;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use pi_agent_core::{
@@ -66,6 +67,7 @@ use crate::config::AgentRetry;
 use crate::custom_tools::{
     CustomTool, CustomTools, LoadError, SessionView, SessionViewSlot, ToolApi, ToolSessionEvent, UiSlot,
 };
+use crate::extensions::events::{AgentEvents, EventQueue, ExtensionSlot};
 use crate::resolve::{
     DirectiveOptions, ForcingStopped, PendingActionStore, RejectOutcome, RejectReason, ResolveAction, ResolveForcing,
     ResolveParams, ResolveRuntime, ResolveTool, StandingHandler, ToolChoiceQueue, resolve_reminder,
@@ -132,6 +134,16 @@ struct Inner {
     retry: RetryState,
     /// The skills and prompt templates user messages are expanded with.
     resources: Mutex<Arc<crate::resources::Resources>>,
+    /// The loaded extensions, read by the loop hooks when they run (`None`: no hooks installed).
+    extensions: ExtensionSlot,
+    /// Whether a runner is set (checked before anything else is done for extensions).
+    has_extensions: AtomicBool,
+    /// The loop hooks were installed (once, with the first runner).
+    extension_hooks: AtomicBool,
+    /// The agent's notification events on their way to the extensions.
+    extension_queue: Arc<EventQueue>,
+    /// Turns agent events into extension events (the turn index).
+    extension_events: AgentEvents,
 }
 
 /// Removes its listener when passed to [`SessionSubscription::unsubscribe`].
@@ -232,6 +244,11 @@ impl AgentSession {
                 queued: Mutex::new(QueuedTexts::default()),
                 retry: RetryState::new(options.settings.retry),
                 resources: Mutex::new(Arc::default()),
+                extensions: ExtensionSlot::default(),
+                has_extensions: AtomicBool::new(false),
+                extension_hooks: AtomicBool::new(false),
+                extension_queue: Arc::new(EventQueue::default()),
+                extension_events: AgentEvents::default(),
             }
         });
         wire(&inner);
@@ -378,21 +395,35 @@ impl AgentSession {
 
     /// Sends a prompt (a text, a message, messages) and waits until the run ends — with its
     /// automatic retries when it failed with a transient error (`retry.*`, see `retry.rs`).
+    ///
     /// A user message starting with `/skill:name` or `/template` is expanded first
-    /// ([`Self::expand_message`]).
+    /// ([`Self::expand_message`]). With extensions, `before_agent_start` goes next: the custom
+    /// messages they inject follow the prompt, and the system prompt they chain is the one of this
+    /// run only. The prompt returns once the extensions have handled the run's events (`agent_end`
+    /// included).
     pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
         let PromptInput::Messages(mut messages) = input.into();
         if let Some(first) = messages.first_mut() {
             let message = std::mem::replace(first, AgentMessage::user(""));
             *first = self.expand_message(message).await;
         }
-        self.inner.agent.prompt(PromptInput::Messages(messages)).await?;
-        let inner = &self.inner;
-        inner
-            .retry
-            .retry_failed_runs(&inner.agent, |event| inner.emit(event))
-            .await;
-        Ok(())
+        let mut input = PromptInput::Messages(messages);
+        let base_prompt = self.before_agent_start(&mut input).await;
+        let result = self.inner.agent.prompt(input).await;
+        if result.is_ok() {
+            let inner = &self.inner;
+            inner
+                .retry
+                .retry_failed_runs(&inner.agent, |event| inner.emit(event))
+                .await;
+        }
+        if self.inner.has_extensions.load(Ordering::SeqCst) {
+            self.inner.extension_queue.drained().await;
+        }
+        if let Some(base) = base_prompt {
+            self.inner.agent.set_system_prompt(base);
+        }
+        result
     }
 
     /// Runs the agent on from its transcript (pi's `continue`, as after an overflow compaction)
@@ -404,6 +435,9 @@ impl AgentSession {
             .retry
             .retry_failed_runs(&inner.agent, |event| inner.emit(event))
             .await;
+        if inner.has_extensions.load(Ordering::SeqCst) {
+            inner.extension_queue.drained().await;
+        }
         Ok(())
     }
 
@@ -686,6 +720,12 @@ fn wire(inner: &Arc<Inner>) {
         let Some(inner) = weak.upgrade() else {
             return;
         };
+        // The extensions first, as pi does (queued: the run does not wait for them).
+        if inner.has_extensions.load(Ordering::SeqCst) {
+            inner
+                .extension_events
+                .on_agent_event(&inner.extensions, &inner.extension_queue, event);
+        }
         match event {
             AgentEvent::AgentStart => inner.deliver_reminder(),
             AgentEvent::MessageStart { message } => inner.dequeue_delivered(message),

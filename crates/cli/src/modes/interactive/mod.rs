@@ -53,6 +53,7 @@ use tokio::sync::mpsc;
 use commands::COMMANDS;
 use pi_coding_agent::App;
 use pi_coding_agent::SessionEvent;
+use pi_coding_agent::extensions::events::InputSource;
 use pi_coding_agent::resolve::ResolveAction;
 use screen::PickerKind;
 
@@ -330,7 +331,7 @@ fn start_run(
                 }
                 continue;
             }
-            result = app.prompt(message).await;
+            result = app.prompt_from(message, InputSource::Interactive).await.map(drop);
             if result.is_err() {
                 break;
             }

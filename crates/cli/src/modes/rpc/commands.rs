@@ -13,6 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::state::Rpc;
 use pi_coding_agent::config::{parse_thinking_level, thinking_level_name};
+use pi_coding_agent::extensions::events::{InputSource, UserBashResult};
+use pi_coding_agent::{AppError, ModelSelectSource};
 use pi_session_store::EntryKind;
 
 type Reply = Result<Option<Value>, String>;
@@ -209,10 +211,15 @@ async fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>
         session.agent().wait_for_idle().await;
         // `bash` results that came in during the previous run go before this prompt.
         app.flush_deferred();
-        if let Err(error) = app.prompt(message).await {
-            // No run started, so no `agent_end` will clear the flag.
-            running.store(false, Ordering::SeqCst);
-            writer.line(&json!({"type": "error", "error": error.to_string()}));
+        match app.prompt_from(message, InputSource::Rpc).await {
+            Ok(true) => {}
+            // An extension handled the input: no run, no `agent_end` to clear the flag.
+            Ok(false) => running.store(false, Ordering::SeqCst),
+            Err(error) => {
+                // No run started, so no `agent_end` will clear the flag.
+                running.store(false, Ordering::SeqCst);
+                writer.line(&json!({"type": "error", "error": error.to_string()}));
+            }
         }
     });
     let mut runs = rpc.runs.lock().unwrap_or_else(|p| p.into_inner());
@@ -288,8 +295,13 @@ async fn not_busy(rpc: &Rpc) -> Result<(), String> {
 async fn new_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     not_busy(rpc).await?;
     let parent = command.get("parentSession").and_then(Value::as_str).map(str::to_owned);
-    rpc.app.new_session(parent).await.map_err(|e| e.to_string())?;
-    Ok(Some(json!({"cancelled": false})))
+    match rpc.app.new_session(parent).await {
+        Err(AppError::Cancelled) => Ok(Some(json!({"cancelled": true}))),
+        result => {
+            result.map_err(|e| e.to_string())?;
+            Ok(Some(json!({"cancelled": false})))
+        }
+    }
 }
 
 fn state(rpc: &Rpc) -> Value {
@@ -373,7 +385,7 @@ fn cycle_model(rpc: &Rpc) -> Value {
     let (model, thinking) = &models[(index + 1) % models.len()];
     // Without a level of its own the model gets the level carried over as `set_model` does (from
     // a model that cannot reason: the saved default), as pi's cycling does.
-    rpc.app.set_model_and_thinking(model.clone(), *thinking);
+    rpc.app.select_model(model.clone(), *thinking, ModelSelectSource::Cycle);
     json!({
         "model": model_json(model),
         "thinkingLevel": thinking_level_name(rpc.app.session().agent().thinking_level()),
@@ -446,7 +458,19 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
             let output: String = partial.content.iter().filter_map(|b| b.as_text()).collect();
             writer.line(&json!({"type": "bash_execution_update", "id": update_id, "output": output}));
         });
-        let result = pi_tools::run_command(&env, &text, None, &cancel, updates).await;
+        // An extension's `user_bash` result replaces running the command.
+        let result = match rpc.app.emit_user_bash(&text, false).await {
+            Some(replaced) => Ok(replaced),
+            None => pi_tools::run_command(&env, &text, None, &cancel, updates)
+                .await
+                .map(|run| UserBashResult {
+                    output: run.output,
+                    exit_code: run.exit_code,
+                    cancelled: run.cancelled,
+                    truncated: run.truncation.is_some(),
+                    full_output_path: run.full_output_path,
+                }),
+        };
         rpc.bash
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -460,7 +484,7 @@ fn bash(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<Value>) {
                 data.insert("exitCode".into(), code.into());
             }
             data.insert("cancelled".into(), run.cancelled.into());
-            data.insert("truncated".into(), run.truncation.is_some().into());
+            data.insert("truncated".into(), run.truncated.into());
             if let Some(path) = &run.full_output_path {
                 data.insert("fullOutputPath".into(), path.display().to_string().into());
             }
@@ -538,7 +562,10 @@ async fn switch_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     } else {
         path
     };
-    let warnings = rpc.app.switch_session(&path).await.map_err(|e| e.to_string())?;
+    let warnings = match rpc.app.switch_session(&path).await {
+        Err(AppError::Cancelled) => return Ok(Some(json!({"cancelled": true}))),
+        result => result.map_err(|e| e.to_string())?,
+    };
     let warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     Ok(Some(json!({"cancelled": false, "warnings": warnings})))
 }
@@ -546,7 +573,10 @@ async fn switch_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
 async fn fork(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     not_busy(rpc).await?;
     let entry = text_field(command, "entryId")?;
-    let text = rpc.app.fork(&entry).await.map_err(|e| e.to_string())?;
+    let text = match rpc.app.fork(&entry).await {
+        Err(AppError::Cancelled) => return Ok(Some(json!({"cancelled": true}))),
+        result => result.map_err(|e| e.to_string())?,
+    };
     Ok(Some(json!({"text": text, "cancelled": false})))
 }
 
@@ -554,8 +584,13 @@ async fn fork(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
 /// event).
 async fn clone(rpc: &Rpc) -> Reply {
     not_busy(rpc).await?;
-    rpc.app.clone_session().await.map_err(|e| e.to_string())?;
-    Ok(Some(json!({"cancelled": false})))
+    match rpc.app.clone_session().await {
+        Err(AppError::Cancelled) => Ok(Some(json!({"cancelled": true}))),
+        result => {
+            result.map_err(|e| e.to_string())?;
+            Ok(Some(json!({"cancelled": false})))
+        }
+    }
 }
 
 fn fork_messages(rpc: &Rpc) -> Value {

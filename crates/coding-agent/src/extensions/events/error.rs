@@ -1,18 +1,8 @@
-//! The seam between the extensions and the places pi emits events: [`ExtensionRunner`] (who
-//! handles an event type, and how a failure is reported) and [`EventListener`] (one process's
-//! handlers of one event type), with [`ExtensionError`].
-//!
-//! A copy, word for word, of the traits `docs/extensions.md` ("The extension protocol", "Rust
-//! seam") gives the events module; the emit points and the chaining of results live there. The
-//! implementation over the loaded processes is [`super::Extensions`].
+//! [`ExtensionError`]: why a listener gave no answer.
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
-use serde_json::Value;
-use tokio_util::sync::CancellationToken;
-
-/// Why an extension's handler gave no result.
+/// Why an extension's listener gave no answer. The event goes on as if it had answered nothing
+/// (but `tool_call`, which pi blocks); the error is reported through
+/// [`ExtensionRunner::report`](super::ExtensionRunner::report) as pi words it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExtensionError {
@@ -71,20 +61,29 @@ impl ExtensionError {
     }
 }
 
-/// Who handles extension events: the loaded extensions (ext-runtime implements it over processes).
-#[async_trait]
-pub trait ExtensionRunner: Send + Sync {
-    /// The listeners of `event_type`, in load order (empty: pi skips building the payload).
-    fn listeners(&self, event_type: &str) -> Vec<Arc<dyn EventListener>>;
-    /// Reports a listener's failure as a warning (`Extension "<path>" error in <type> handler: <message>`).
-    fn report(&self, error: ExtensionError);
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// One process's handlers of one event type.
-#[async_trait]
-pub trait EventListener: Send + Sync {
-    /// The extension (path) — for error messages.
-    fn name(&self) -> &str;
-    /// Handles `event` (pi's JSON, with `type`); `Ok(None)` = no result.
-    async fn handle(&self, event: &Value, cancel: &CancellationToken) -> Result<Option<Value>, ExtensionError>;
+    #[test]
+    fn texts_are_pis() {
+        let error = ExtensionError::Handler {
+            extension: "/x/gate.ts".into(),
+            event: "tool_call".into(),
+            message: "boom".into(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "Extension \"/x/gate.ts\" error in tool_call handler: boom"
+        );
+        assert_eq!(error.message(), "boom");
+        let timeout = ExtensionError::Timeout {
+            extension: "/x/a.ts".into(),
+            event: "context".into(),
+        };
+        assert_eq!(
+            timeout.to_string(),
+            "Extension \"/x/a.ts\" error in context handler: timed out"
+        );
+    }
 }
