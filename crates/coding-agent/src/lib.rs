@@ -55,6 +55,7 @@ mod messages;
 mod model_choice;
 mod model_scope;
 mod output_limit;
+pub mod packages;
 pub mod resolve;
 mod session;
 mod system_prompt;
