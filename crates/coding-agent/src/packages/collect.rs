@@ -218,7 +218,7 @@ fn glob_paths(root: &Path, pattern: &str) -> Vec<PathBuf> {
         pattern.split('/').count()
     };
     let mut out = Vec::new();
-    walk(root, root, depth, &mut |path| {
+    walk(root, depth, &mut |path| {
         let rel = posix(Path::new(&relative(root, path)));
         if matcher.is_match(&rel) {
             out.push(path.to_path_buf());
@@ -228,7 +228,7 @@ fn glob_paths(root: &Path, pattern: &str) -> Vec<PathBuf> {
     out
 }
 
-fn walk(root: &Path, dir: &Path, depth: usize, visit: &mut dyn FnMut(&Path)) {
+fn walk(dir: &Path, depth: usize, visit: &mut dyn FnMut(&Path)) {
     if depth == 0 {
         return;
     }
@@ -242,7 +242,7 @@ fn walk(root: &Path, dir: &Path, depth: usize, visit: &mut dyn FnMut(&Path)) {
         let path = entry.path();
         visit(&path);
         if path.is_dir() {
-            walk(root, &path, depth - 1, visit);
+            walk(&path, depth - 1, visit);
         }
     }
 }

@@ -283,7 +283,10 @@ mod tests {
     use super::*;
 
     /// pi 0.73.1's `parseGitUrl` on the same inputs (run once with Node): repo, host, path, ref.
-    const PI_PARSES: &[(&str, Option<(&str, &str, &str, Option<&str>)>)] = &[
+    /// repo, host, path, ref.
+    type Parsed = (&'static str, &'static str, &'static str, Option<&'static str>);
+
+    const PI_PARSES: &[(&str, Option<Parsed>)] = &[
         (
             "git:github.com/user/repo@v1",
             Some(("https://github.com/user/repo", "github.com", "user/repo", Some("v1"))),

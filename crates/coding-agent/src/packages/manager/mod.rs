@@ -138,6 +138,9 @@ pub struct UpdateSummary {
     pub updated: Vec<String>,
 }
 
+/// `npm root -g` as answered for one npm command line.
+type NpmRoot = (Vec<String>, PathBuf);
+
 /// Called with pi's progress lines (`Installing npm:x...`).
 pub type ProgressFn = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -153,7 +156,7 @@ pub struct PackageManager {
     output: ChildOutput,
     progress: Option<ProgressFn>,
     env: Vec<(String, String)>,
-    npm_root: Arc<Mutex<Option<(Vec<String>, PathBuf)>>>,
+    npm_root: Arc<Mutex<Option<NpmRoot>>>,
 }
 
 impl std::fmt::Debug for PackageManager {
