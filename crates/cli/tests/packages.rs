@@ -366,3 +366,19 @@ async fn extension_sources_install_for_one_run_under_the_temporary_directory() {
     let prompts: Vec<PathBuf> = again.prompts.iter().map(|r| r.path.clone()).collect();
     assert_eq!(prompts, [git.join("prompts/bye.md"), git.join("prompts/hi.md")]);
 }
+
+#[test]
+fn a_settings_file_that_is_not_json_is_an_error_and_stays_as_it_is() {
+    let world = World::new(false);
+    let settings = world.sandbox.agent_dir().join("settings.json");
+    std::fs::write(&settings, "{ broken").unwrap();
+    let install = world.pi(&["install", "../fixtures/local-pkg"]);
+    assert_eq!(install.status.code(), Some(1));
+    assert_eq!(text(&install.stdout), "");
+    assert!(
+        text(&install.stderr).starts_with(&format!("Error: Invalid settings in {}:1:3: ", settings.display())),
+        "{}",
+        text(&install.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ broken");
+}
