@@ -41,7 +41,7 @@ Commands:
   pi uninstall <source> [-l]   Alias for remove
   pi update [source|self|pi]   Update pi and installed extensions
   pi list                      List installed extensions from settings
-  pi config                    List package resources and whether each is enabled
+  pi config                    Open TUI to enable/disable package resources
   pi <command> --help          Show help for install/remove/uninstall/update/list
 
 Tools (default: read, bash, edit, write):

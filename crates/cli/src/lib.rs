@@ -2,6 +2,7 @@
 //! session and hand it to a mode.
 
 mod args;
+mod config_selector;
 pub mod demo;
 mod error;
 mod input;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pi_coding_agent::config::AgentPaths;
-use pi_coding_agent::packages::{PackageManager, PackageResources, ResourceKind};
+use pi_coding_agent::packages::{PackageManager, PackageResource, PackageResources, ResourceKind};
 
 /// The first arguments that make `pi` a package command.
 pub const PACKAGE_COMMANDS: [&str; 6] = ["install", "remove", "uninstall", "update", "list", "config"];
@@ -423,9 +423,9 @@ async fn update(out: &Out, manager: &PackageManager, target: UpdateTarget) -> i3
     0
 }
 
-/// `pi config`: pi opens a selector to turn package resources on and off. This pi prints what
-/// the selector lists — every resource of the installed packages, `[x]` when enabled — and how to
-/// change it; the interactive selector is not built yet.
+/// `pi config`: on a terminal, pi's selector of the packages' resources
+/// ([`crate::config_selector`]); otherwise the list the selector shows — every resource of the
+/// installed packages, `[x]` when enabled — and how to change it.
 async fn run_config(agent_dir: Option<PathBuf>, cwd: Option<PathBuf>) -> i32 {
     let out = Out::process();
     let Some(manager) = manager(agent_dir, cwd) else {
@@ -435,52 +435,83 @@ async fn run_config(agent_dir: Option<PathBuf>, cwd: Option<PathBuf>) -> i32 {
         );
         return 1;
     };
-    match manager.resolve().await {
-        Ok(resources) => {
-            for line in config_lines(&resources) {
-                out.out(&line, Style::Plain);
-            }
-            out.err(
-                "The interactive selector of `pi config` is not available in this pi yet: turn a resource off with \"-<path>\" (on with \"+<path>\") in its package's entry in settings.json (docs/packages.md).",
-                Style::Dim,
-            );
-            0
-        }
+    let resources = match manager.resolve().await {
+        Ok(resources) => resources,
         Err(error) => {
             out.err(&format!("Error: {error}"), Style::Red);
-            1
+            return 1;
         }
+    };
+    let terminal = std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
+        && !matches!(std::env::var("TERM").as_deref(), Err(_) | Ok("dumb") | Ok(""));
+    if terminal {
+        return match crate::config_selector::run(&manager, &resources).await {
+            Ok(()) => 0,
+            Err(error) => {
+                out.err(&format!("Error: {error}"), Style::Red);
+                1
+            }
+        };
     }
+    for line in config_lines(&resources) {
+        out.out(&line, Style::Plain);
+    }
+    out.err(
+        "Not a terminal: the list only. Turn a resource off with \"-<path>\" (on with \"+<path>\") in its package's entry in settings.json, or run `pi config` in a terminal (docs/packages.md).",
+        Style::Dim,
+    );
+    0
 }
 
-/// One line of `pi config`: the kind, pi's display name, enabled.
-type ConfigItem = (ResourceKind, String, bool);
+/// One package in `pi config`: its label and its resources (kind, pi's display name, resource),
+/// sorted by kind and name.
+pub(crate) struct ConfigGroup {
+    pub(crate) label: String,
+    pub(crate) items: Vec<(ResourceKind, String, PackageResource)>,
+}
 
-/// The groups `pi config` lists: one per package (`<source> (<scope>)`, user before project),
-/// its resources by kind, each `[x]` (enabled) or `[ ]` with pi's display name.
-fn config_lines(resources: &PackageResources) -> Vec<String> {
-    let mut groups: Vec<(String, &'static str, Vec<ConfigItem>)> = Vec::new();
+/// The groups `pi config` shows: one per package (`<source> (<scope>)`), user before project.
+pub(crate) fn groups(resources: &PackageResources) -> Vec<ConfigGroup> {
+    let mut groups: Vec<(bool, ConfigGroup)> = Vec::new();
     for kind in ResourceKind::ALL {
         for resource in resources.of(kind) {
             let package = &resource.package;
             let label = format!("{} ({})", package.source, package.scope.as_str());
-            let name = display_name(kind, &resource.path);
-            match groups.iter_mut().find(|g| g.0 == label) {
-                Some(group) => group.2.push((kind, name, resource.enabled)),
-                None => groups.push((label, package.scope.as_str(), vec![(kind, name, resource.enabled)])),
+            let item = (kind, display_name(kind, &resource.path), resource.clone());
+            match groups.iter_mut().find(|g| g.1.label == label) {
+                Some(group) => group.1.items.push(item),
+                None => groups.push((
+                    package.scope != pi_coding_agent::packages::Scope::User,
+                    ConfigGroup {
+                        label,
+                        items: vec![item],
+                    },
+                )),
             }
         }
     }
+    groups.sort_by(|a, b| (a.0, &a.1.label).cmp(&(b.0, &b.1.label)));
+    groups
+        .into_iter()
+        .map(|(_, mut group)| {
+            group.items.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            group
+        })
+        .collect()
+}
+
+/// The selector's list as text: a group's label, its kinds, `[x]` / `[ ]` and the names.
+fn config_lines(resources: &PackageResources) -> Vec<String> {
+    let groups = groups(resources);
     if groups.is_empty() {
         return vec!["No package resources.".to_owned()];
     }
-    groups.sort_by(|a, b| (a.1 != "user", &a.0).cmp(&(b.1 != "user", &b.0)));
     let mut lines = Vec::new();
-    for (label, _, mut items) in groups {
-        lines.push(label);
-        items.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    for group in groups {
+        lines.push(group.label);
         let mut last = None;
-        for (kind, name, enabled) in items {
+        for (kind, name, resource) in group.items {
             if last != Some(kind) {
                 let title = match kind {
                     ResourceKind::Extensions => "Extensions",
@@ -491,7 +522,7 @@ fn config_lines(resources: &PackageResources) -> Vec<String> {
                 lines.push(format!("  {title}"));
                 last = Some(kind);
             }
-            lines.push(format!("    [{}] {name}", if enabled { "x" } else { " " }));
+            lines.push(format!("    [{}] {name}", if resource.enabled { "x" } else { " " }));
         }
     }
     lines
