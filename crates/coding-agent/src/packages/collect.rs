@@ -673,6 +673,31 @@ mod tests {
         assert_eq!(apply_patterns(&all, &patterns, root), vec![root.join("a.md")]);
     }
 
+    proptest::proptest! {
+        /// Whatever the patterns, the result is a subset of the files, without duplicates, and a
+        /// `-path` is never in it.
+        #[test]
+        fn patterns_only_narrow(
+            names in proptest::collection::vec("[ab]{1,2}\\.md", 1..6),
+            patterns in proptest::collection::vec("[!+-]?[ab*]{1,2}(\\.md)?", 0..5),
+        ) {
+            let root = Path::new("/p");
+            let mut all: Vec<PathBuf> = names.iter().map(|n| root.join(n)).collect();
+            all.dedup();
+            all.sort();
+            all.dedup();
+            let result = apply_patterns(&all, &patterns, root);
+            proptest::prop_assert!(result.iter().all(|p| all.contains(p)));
+            let mut unique = result.clone();
+            unique.sort();
+            unique.dedup();
+            proptest::prop_assert_eq!(unique.len(), result.len());
+            for pattern in patterns.iter().filter_map(|p| p.strip_prefix('-')) {
+                proptest::prop_assert!(!result.contains(&root.join(pattern)));
+            }
+        }
+    }
+
     #[test]
     fn ignore_files_are_honoured() {
         let dir = tempfile::tempdir().unwrap();

@@ -1,13 +1,14 @@
 //! [`PackageManager`]: installing, removing, updating and listing the packages of both scopes, and
 //! resolving what they provide, as pi 0.73.1's package manager does.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
 use super::PackageError;
-use super::collect::ResourceKind;
+use super::collect::{Found, ResourceKind};
 use super::commands::{ChildOutput, capture, run};
 use super::paths::{node_join, relative, resolve_from_base};
 use super::source::{GitSource, NpmSource, PackageSource};
@@ -100,19 +101,20 @@ impl PackageResources {
         self
     }
 
-    /// Adds a resource unless a resource of the same kind has the same (canonical) path.
-    fn add(&mut self, kind: ResourceKind, path: PathBuf, enabled: bool, package: &Arc<PackageOrigin>) {
-        let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-        let list = self.of_mut(kind);
-        if list
-            .iter()
-            .any(|r| r.path == path || std::fs::canonicalize(&r.path).unwrap_or_else(|_| r.path.clone()) == canonical)
-        {
+    /// Adds a resource unless `seen` (the canonical paths of its kind so far) has its canonical path.
+    fn add(
+        &mut self,
+        item: Found,
+        canonical: PathBuf,
+        seen: &mut HashSet<(ResourceKind, PathBuf)>,
+        package: &Arc<PackageOrigin>,
+    ) {
+        if !seen.insert((item.kind, canonical)) {
             return;
         }
-        list.push(PackageResource {
-            path,
-            enabled,
+        self.of_mut(item.kind).push(PackageResource {
+            path: item.path,
+            enabled: item.enabled,
             package: package.clone(),
         });
     }

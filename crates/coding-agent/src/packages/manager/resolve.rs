@@ -1,6 +1,7 @@
 //! What the packages provide: resolving both scopes (and `-e` sources) to their resources, and
 //! turning one resource on or off.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -52,6 +53,7 @@ impl PackageManager {
         entries: Vec<(Value, Scope)>,
     ) -> Result<PackageResources, PackageError> {
         let mut resources = PackageResources::default();
+        let mut seen = HashSet::new();
         for (entry, scope) in entries {
             let Some(source) = entry_source(&entry).map(str::to_owned) else {
                 continue;
@@ -102,8 +104,8 @@ impl PackageManager {
                 scope,
                 root: package_root,
             });
-            for item in found {
-                resources.add(item.kind, item.path, item.enabled, &origin);
+            for (item, canonical) in found {
+                resources.add(item, canonical, &mut seen, &origin);
             }
         }
         Ok(resources)
@@ -157,25 +159,32 @@ impl PackageManager {
     }
 }
 
-/// The package's resources: a file is one extension; a directory its declared resources, or
-/// itself as one extension when it declares none. `None` when the path does not exist.
-fn collect_package(root: &Path, filter: Option<&Map<String, Value>>) -> Option<(PathBuf, Vec<Found>)> {
+/// The package's resources, each with its canonical path (the same file reached twice loads
+/// once): a file is one extension; a directory its declared resources, or itself as one extension
+/// when it declares none. `None` when the path does not exist.
+fn collect_package(root: &Path, filter: Option<&Map<String, Value>>) -> Option<(PathBuf, Vec<(Found, PathBuf)>)> {
     let meta = std::fs::metadata(root).ok()?;
-    if meta.is_file() {
-        let dir = root.parent().unwrap_or(Path::new("/")).to_path_buf();
-        let found = vec![Found {
-            kind: ResourceKind::Extensions,
-            path: root.to_path_buf(),
-            enabled: true,
-        }];
-        return Some((dir, found));
-    }
-    let found = package_resources(root, filter).unwrap_or_else(|| {
+    let one_extension = || {
         vec![Found {
             kind: ResourceKind::Extensions,
             path: root.to_path_buf(),
             enabled: true,
         }]
-    });
-    Some((root.to_path_buf(), found))
+    };
+    let (package_root, found) = if meta.is_file() {
+        (root.parent().unwrap_or(Path::new("/")).to_path_buf(), one_extension())
+    } else {
+        (
+            root.to_path_buf(),
+            package_resources(root, filter).unwrap_or_else(one_extension),
+        )
+    };
+    let found = found
+        .into_iter()
+        .map(|item| {
+            let canonical = std::fs::canonicalize(&item.path).unwrap_or_else(|_| item.path.clone());
+            (item, canonical)
+        })
+        .collect();
+    Some((package_root, found))
 }

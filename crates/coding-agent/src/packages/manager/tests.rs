@@ -227,3 +227,18 @@ async fn update_of_an_unknown_package_suggests_the_configured_one() {
         UpdateSummary::default()
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_file_reached_through_a_link_loads_once() {
+    let world = World::new();
+    world.package("one");
+    std::os::unix::fs::symlink(world.root.join("one"), world.root.join("alias")).unwrap();
+    world.settings(Scope::User, json!({"packages": ["../../../one", "../../../alias"]}));
+    let all = resources(&world.manager()).await.unwrap();
+    assert_eq!(
+        names(&all.extensions),
+        ["../../../one user legacy.ts", "../../../one user main.ts"]
+    );
+    assert_eq!(all.prompts.len(), 1);
+}
