@@ -3,7 +3,7 @@
 //! resource on or off (written to settings at once), esc to close, ctrl+c to exit.
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use pi_coding_agent::packages::{PackageManager, PackageResource, PackageResources, ResourceKind};
+use pi_coding_agent::packages::{PackageManager, PackageResource, PackageResources, ResourceKind, Scope};
 use pi_tui::{InlineRenderer, Line};
 
 /// Rows shown at once, as pi.
@@ -53,7 +53,7 @@ fn kind_label(kind: ResourceKind) -> &'static str {
 impl Selector {
     pub(crate) fn new(resources: &PackageResources) -> Selector {
         let mut entries = Vec::new();
-        for group in crate::packages::groups(resources) {
+        for group in groups(resources) {
             entries.push(Entry::Group(group.label));
             let mut last = None;
             for (kind, name, resource) in group.items {
@@ -242,6 +242,62 @@ impl Selector {
     }
 }
 
+/// One package in `pi config`: its label and its resources (kind, pi's display name, resource),
+/// sorted by kind and name.
+pub(crate) struct ConfigGroup {
+    pub(crate) label: String,
+    pub(crate) items: Vec<(ResourceKind, String, PackageResource)>,
+}
+
+/// The groups `pi config` shows: one per package (`<source> (<scope>)`), user before project.
+pub(crate) fn groups(resources: &PackageResources) -> Vec<ConfigGroup> {
+    let mut groups: Vec<(bool, ConfigGroup)> = Vec::new();
+    for kind in ResourceKind::ALL {
+        for resource in resources.of(kind) {
+            let package = &resource.package;
+            let label = format!("{} ({})", package.source, package.scope.as_str());
+            let item = (kind, display_name(kind, &resource.path), resource.clone());
+            match groups.iter_mut().find(|g| g.1.label == label) {
+                Some(group) => group.1.items.push(item),
+                None => groups.push((
+                    package.scope != Scope::User,
+                    ConfigGroup {
+                        label,
+                        items: vec![item],
+                    },
+                )),
+            }
+        }
+    }
+    groups.sort_by(|a, b| (a.0, &a.1.label).cmp(&(b.0, &b.1.label)));
+    groups
+        .into_iter()
+        .map(|(_, mut group)| {
+            group.items.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            group
+        })
+        .collect()
+}
+
+/// pi's display name: `<folder>/<file>` for an extension outside an `extensions` folder, the
+/// folder of a `SKILL.md`, else the file name.
+fn display_name(kind: ResourceKind, path: &std::path::Path) -> String {
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parent = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match kind {
+        ResourceKind::Extensions if parent != "extensions" => format!("{parent}/{file}"),
+        ResourceKind::Skills if file == "SKILL.md" => parent,
+        _ => file,
+    }
+}
+
 /// Raw mode for as long as it lives.
 struct Raw;
 
@@ -314,7 +370,7 @@ mod tests {
     use std::path::PathBuf;
     use std::sync::Arc;
 
-    use pi_coding_agent::packages::{PackageOrigin, Scope};
+    use pi_coding_agent::packages::PackageOrigin;
 
     use super::*;
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pi_coding_agent::config::AgentPaths;
-use pi_coding_agent::packages::{PackageManager, PackageResource, PackageResources, ResourceKind};
+use pi_coding_agent::packages::{PackageManager, PackageResources, ResourceKind};
 
 /// The first arguments that make `pi` a package command.
 pub const PACKAGE_COMMANDS: [&str; 6] = ["install", "remove", "uninstall", "update", "list", "config"];
@@ -464,46 +464,9 @@ async fn run_config(agent_dir: Option<PathBuf>, cwd: Option<PathBuf>) -> i32 {
     0
 }
 
-/// One package in `pi config`: its label and its resources (kind, pi's display name, resource),
-/// sorted by kind and name.
-pub(crate) struct ConfigGroup {
-    pub(crate) label: String,
-    pub(crate) items: Vec<(ResourceKind, String, PackageResource)>,
-}
-
-/// The groups `pi config` shows: one per package (`<source> (<scope>)`), user before project.
-pub(crate) fn groups(resources: &PackageResources) -> Vec<ConfigGroup> {
-    let mut groups: Vec<(bool, ConfigGroup)> = Vec::new();
-    for kind in ResourceKind::ALL {
-        for resource in resources.of(kind) {
-            let package = &resource.package;
-            let label = format!("{} ({})", package.source, package.scope.as_str());
-            let item = (kind, display_name(kind, &resource.path), resource.clone());
-            match groups.iter_mut().find(|g| g.1.label == label) {
-                Some(group) => group.1.items.push(item),
-                None => groups.push((
-                    package.scope != pi_coding_agent::packages::Scope::User,
-                    ConfigGroup {
-                        label,
-                        items: vec![item],
-                    },
-                )),
-            }
-        }
-    }
-    groups.sort_by(|a, b| (a.0, &a.1.label).cmp(&(b.0, &b.1.label)));
-    groups
-        .into_iter()
-        .map(|(_, mut group)| {
-            group.items.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-            group
-        })
-        .collect()
-}
-
 /// The selector's list as text: a group's label, its kinds, `[x]` / `[ ]` and the names.
 fn config_lines(resources: &PackageResources) -> Vec<String> {
-    let groups = groups(resources);
+    let groups = crate::config_selector::groups(resources);
     if groups.is_empty() {
         return vec!["No package resources.".to_owned()];
     }
@@ -526,25 +489,6 @@ fn config_lines(resources: &PackageResources) -> Vec<String> {
         }
     }
     lines
-}
-
-/// pi's display name: `<folder>/<file>` for an extension outside an `extensions` folder, the
-/// folder of a `SKILL.md`, else the file name.
-fn display_name(kind: ResourceKind, path: &std::path::Path) -> String {
-    let file = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let parent = path
-        .parent()
-        .and_then(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match kind {
-        ResourceKind::Extensions if parent != "extensions" => format!("{parent}/{file}"),
-        ResourceKind::Skills if file == "SKILL.md" => parent,
-        _ => file,
-    }
 }
 
 #[cfg(test)]
