@@ -35,8 +35,14 @@ Environment:
                                         sessions/, tools/, AGENTS.md)
   PI_CODING_AGENT_SESSION_DIR           Session storage directory (overridden by --session-dir)
 
-Commands (pi's package commands, not available yet; they never reach the model):
-  pi install | remove | uninstall | update | list | config
+Commands:
+  pi install <source> [-l]     Install extension source and add to settings
+  pi remove <source> [-l]      Remove extension source from settings
+  pi uninstall <source> [-l]   Alias for remove
+  pi update [source|self|pi]   Update pi and installed extensions
+  pi list                      List installed extensions from settings
+  pi config                    Open TUI to enable/disable package resources
+  pi <command> --help          Show help for install/remove/uninstall/update/list
 
 Tools (default: read, bash, edit, write):
   read, bash, edit, write, grep, find, ls, ast_grep, ast_edit";
@@ -234,7 +240,7 @@ impl Args {
         if let Some(command) = argv.get(1).and_then(|a| a.to_str()).filter(|a| SUBCOMMANDS.contains(a)) {
             return Err(ArgsError {
                 message: format!(
-                    "pi: `pi {command}` manages pi packages, which this pi does not support yet (nothing was sent to the model)"
+                    "pi: `pi {command}` is a package command: `pi_cli::run_package_command` runs it (nothing was sent to the model)"
                 ),
                 help: false,
             });
@@ -278,7 +284,7 @@ impl Args {
 
 /// pi's package and configuration commands (`pi install <source>`, …): recognised as the first
 /// argument, as pi does, so that they never reach the model as a prompt.
-pub(crate) const SUBCOMMANDS: [&str; 6] = ["install", "remove", "uninstall", "update", "list", "config"];
+pub(crate) const SUBCOMMANDS: [&str; 6] = crate::packages::PACKAGE_COMMANDS;
 
 /// pi's multi-letter short flags and the long flag each one stands for.
 const SHORT_FORMS: [(&str, &str); 6] = [

@@ -2,6 +2,7 @@
 //! session and hand it to a mode.
 
 mod args;
+mod config_selector;
 pub mod demo;
 mod error;
 mod input;
@@ -10,6 +11,7 @@ pub mod logging;
 mod model;
 pub mod modes;
 mod resources_header;
+mod packages;
 mod sessions;
 
 pub use args::{Args, ArgsError, Mode};
@@ -17,6 +19,7 @@ pub use error::CliError;
 pub use input::{InputError, Prompts, build_prompts};
 pub use io::Io;
 pub use model::{list_models, no_model_help};
+pub use packages::{PACKAGE_COMMANDS, run_package_command};
 pub use sessions::{SESSION_DIR_ENV, session_root};
 
 use std::path::{Path, PathBuf};
@@ -46,7 +49,16 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// own native tools calls it with its factories.
 pub fn main_with(options: RunOptions) -> std::process::ExitCode {
     use std::process::ExitCode;
-    let args = match Args::parse_from_argv(std::env::args_os()) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `pi install|remove|uninstall|update|list|config …`: pi's package commands.
+    if argv
+        .get(1)
+        .and_then(|a| a.to_str())
+        .is_some_and(|a| PACKAGE_COMMANDS.contains(&a))
+    {
+        return run_package_process(&argv, &options);
+    }
+    let args = match Args::parse_from_argv(argv) {
         Ok(args) => args,
         Err(error) if error.help => {
             print!("{}", error.message);
@@ -133,6 +145,22 @@ fn extension_flags_help(options: &RunOptions) -> String {
     } else {
         format!("\n{section}")
     }
+}
+
+/// A package command as the whole process: its own runtime, its exit code.
+fn run_package_process(argv: &[std::ffi::OsString], options: &RunOptions) -> std::process::ExitCode {
+    let words: Vec<String> = argv.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("pi: cannot start the async runtime: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let run = run_package_command(&words, options.agent_dir.clone(), options.cwd.clone());
+    let code = runtime.block_on(run).unwrap_or(1);
+    runtime.shutdown_background();
+    std::process::ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// Everything a mode needs.

@@ -14,6 +14,7 @@ mod extensions;
 mod faults;
 mod interactive_loop;
 mod interactive_screens;
+mod packages;
 mod pi_073;
 mod resources;
 mod retry;

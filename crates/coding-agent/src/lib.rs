@@ -15,6 +15,8 @@
 //!   and the forcing policy. [`ast`]: the structural `ast_grep` and transactional `ast_edit`.
 //! * [`custom_tools`]: tools users add (native factories, any language over stdio, pi's
 //!   TypeScript tools on Node, MCP servers). [`config`]: where pi's files live, `settings.json`.
+//! * [`packages`]: pi packages — installing them with npm and git where pi does, and the
+//!   extensions, skills, prompt templates and themes they provide ([`packages::resources`]).
 //! * [`convert_to_llm`]: what the model sees of the transcript; [`build_system_prompt`]: the
 //!   system prompt. [`resources`]: pi's skills, prompt templates and `SYSTEM.md` /
 //!   `APPEND_SYSTEM.md`, found where pi finds them ([`SessionBuilder::resources`]).
@@ -57,6 +59,7 @@ mod messages;
 mod model_choice;
 mod model_scope;
 mod output_limit;
+pub mod packages;
 pub mod resolve;
 pub mod resources;
 mod session;

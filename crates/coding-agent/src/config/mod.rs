@@ -11,6 +11,7 @@ pub use error::SettingsError;
 pub use paths::{AGENT_DIR_ENV, AgentPaths, project_dir, project_settings_file};
 pub use provider_retry::{AgentRetry, ProviderRetry};
 pub use save::save_global_settings;
+pub(crate) use settings::read_object;
 pub use settings::{McpServerConfig, SandboxSettings, Settings, merge, parse_thinking_level, thinking_level_name};
 
 /// Expands a leading `~` or `~/` with `$HOME` from `env`.

@@ -271,7 +271,7 @@ impl Reader<'_> {
     }
 }
 
-pub(super) fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, SettingsError> {
+pub(crate) fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, SettingsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
