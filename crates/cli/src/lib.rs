@@ -10,8 +10,8 @@ mod io;
 pub mod logging;
 mod model;
 pub mod modes;
-mod resources_header;
 mod packages;
+mod resources_header;
 mod sessions;
 
 pub use args::{Args, ArgsError, Mode};
@@ -264,6 +264,7 @@ pub async fn run_with(args: Args, io: Io, extensions: RunOptions) -> i32 {
     app.emit_session_shutdown(ShutdownReason::Quit, None).await;
     app.notify_tools(SessionReason::Shutdown, None).await;
     extensions.shutdown().await;
+    app.wait_for_saved_choices().await;
     stop.abort();
     code
 }

@@ -36,7 +36,9 @@ async fn reference(env: Env) -> Result<(PathBuf, PathBuf), String> {
     check_version(version, &node, &script).map_err(|e| e.to_string())?;
     let package = match env("PI_073_PACKAGE").filter(|p| !p.is_empty()) {
         Some(path) => PathBuf::from(path),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi073/node_modules/@mariozechner/pi-coding-agent"),
+        None => {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi073/node_modules/@mariozechner/pi-coding-agent")
+        }
     };
     let client = package.join("dist/modes/rpc/rpc-client.js");
     if !client.is_file() {

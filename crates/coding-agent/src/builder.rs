@@ -13,8 +13,8 @@ use crate::config::{AgentPaths, Settings};
 use crate::custom_tools::discover;
 use crate::custom_tools::{CustomTool, CustomToolFactory, FactoryError, NamedFactory, ToolApi};
 use crate::custom_tools::{CustomTools, LoadError, load_all};
-use crate::resources::{ResourceOptions, Resources, SystemPromptFiles};
 use crate::extensions::{DiscoverOptions, ExtensionLoadError, Extensions, LoadOptions};
+use crate::resources::{ResourceOptions, Resources, SystemPromptFiles};
 use crate::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionError, SessionOptions, SessionSettings};
 use crate::system_prompt::{
     DocsLocation, PromptParts, build_system_prompt, find_context_files, now_text, text_or_file,
@@ -394,7 +394,9 @@ impl SessionBuilder {
         };
         let resources = Arc::new(resources);
         session.set_resources(resources.clone());
-        let prompt = self.system_prompt_text(&session, &resources, files, &extensions).await?;
+        let prompt = self
+            .system_prompt_text(&session, &resources, files, &extensions)
+            .await?;
         agent.set_system_prompt(prompt);
         Ok(BuiltSession {
             session,

@@ -79,6 +79,8 @@ struct SavedChoices {
     /// Keys not yet written; a writer takes them all, so a later change is never overwritten by
     /// an earlier one.
     pending: Arc<Mutex<serde_json::Map<String, Value>>>,
+    /// The writes started on the runtime and not yet awaited ([`App::wait_for_saved_choices`]).
+    writes: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
 }
 
 /// Serialises the writes of the settings file within this process.
@@ -266,20 +268,21 @@ impl App {
             file,
             default_thinking,
             pending: Arc::default(),
+            writes: Arc::default(),
         });
     }
 
     /// Writes `updates` to the settings file off the runtime's threads (at once without a
     /// runtime); a failure is a warning.
     fn save_choices(&self, updates: serde_json::Map<String, Value>) {
-        let (file, pending) = {
+        let (file, pending, writes) = {
             let mut choices = pi_agent_core::lock(&self.inner.choices);
             let Some(choices) = choices.as_mut() else { return };
             if let Some(level) = updates.get("defaultThinkingLevel").and_then(Value::as_str) {
                 choices.default_thinking = parse_thinking_level(level);
             }
             pi_agent_core::lock(&choices.pending).extend(updates);
-            (choices.file.clone(), choices.pending.clone())
+            (choices.file.clone(), choices.pending.clone(), choices.writes.clone())
         };
         let warn = self.inner.warn.clone();
         let job = move || {
@@ -293,8 +296,28 @@ impl App {
             }
         };
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn_blocking(job)),
+            Ok(runtime) => {
+                let write = runtime.spawn_blocking(job);
+                let mut writes = pi_agent_core::lock(&writes);
+                writes.retain(|write| !write.is_finished());
+                writes.push(write);
+            }
             Err(_) => job(),
+        }
+    }
+
+    /// Waits until the model and thinking choices saved so far are in the settings file (they are
+    /// written off the runtime's threads). Call it before the process exits: a choice made just
+    /// before (an RPC `set_model`, then the end of input) is otherwise lost.
+    pub async fn wait_for_saved_choices(&self) {
+        let writes = {
+            let choices = pi_agent_core::lock(&self.inner.choices);
+            let Some(choices) = choices.as_ref() else { return };
+            std::mem::take(&mut *pi_agent_core::lock(&choices.writes))
+        };
+        for write in writes {
+            // A write that panicked has nothing left to wait for.
+            let _ = write.await;
         }
     }
 

@@ -136,3 +136,24 @@ fn nothing_is_saved_without_a_settings_file_or_a_change() {
         "off for a model that cannot reason is not a choice"
     );
 }
+
+/// A choice saved on the runtime is in the file once `wait_for_saved_choices` returns, however
+/// long the write takes (here: another writer holds the settings file). Without the wait, a
+/// process that ends right after an RPC `set_model` lost it (the conformance flake of
+/// `rpc-models` / `rpc-thinking`).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_saved_choices_are_written_before_the_wait_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, registry) = app(dir.path());
+    let (held, holding) = std::sync::mpsc::channel();
+    let release = std::thread::spawn(move || {
+        let _busy = SETTINGS_WRITE.lock().unwrap();
+        held.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    });
+    holding.recv().unwrap();
+    app.set_model(registry.find("local", "think").unwrap().clone());
+    app.wait_for_saved_choices().await;
+    assert_eq!(saved(dir.path())["defaultModel"], "think");
+    release.join().unwrap();
+}

@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::context::snapshot;
-use super::hub::Hub;
 use super::events::{EventListener, ExtensionError};
+use super::hub::Hub;
 use crate::custom_tools::process::{CallError, Failure, Host, SentContext, execute_context};
 
 /// Sends `method` with `params` plus `context` (the branch delta and the snapshot) to the

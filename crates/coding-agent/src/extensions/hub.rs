@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use pi_agent_core::lock;
 use serde_json::{Map, Value};
 
-use super::registration::Registration;
 use super::events::ExtensionError;
+use super::registration::Registration;
 use crate::App;
 use crate::custom_tools::process::Host;
 

@@ -37,11 +37,11 @@ use serde_json::{Map, Value, json};
 
 pub use commands::{Command, split_command};
 pub use discovery::{DiscoverOptions, EXTENSION_MANIFEST, EntryKind, ExtensionEntry, MissingPath, Origin, discover};
+pub use events::{EventListener, ExtensionError, ExtensionRunner};
 pub use flags::{FlagError, FlagValue, GivenFlag, help_section};
 pub use hub::ReportFn;
 pub use node::NODE_HOST_LABEL;
 pub use registration::{CommandInfo, ExtensionTool, FlagInfo, ProviderInfo, Registration, ShortcutInfo};
-pub use events::{EventListener, ExtensionError, ExtensionRunner};
 
 use crate::App;
 use crate::custom_tools::node::EnvLookup;
