@@ -13,6 +13,7 @@ mod examples;
 mod faults;
 mod interactive_loop;
 mod interactive_screens;
+mod list_models;
 mod pi_073;
 mod retry;
 mod rpc;
