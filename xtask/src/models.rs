@@ -183,7 +183,7 @@ pub fn generate(json: &str, version: &str) -> Result<String> {
     let providers: Vec<Value> = serde_json::from_str(json).context("pi-ai's catalog is not JSON")?;
     let mut out = header(version);
     out.push_str(
-        "\nuse super::{CatalogModel as M, CatalogProvider as P, TEXT, TEXT_IMAGE};\n\n\
+        "\nuse super::types::{CatalogModel as M, CatalogProvider as P, TEXT, TEXT_IMAGE};\n\n\
          /// The pi-ai version this catalog was generated from.\n",
     );
     out.push_str(&format!("pub(super) const SOURCE_VERSION: &str = {version:?};\n\n"));

@@ -418,6 +418,28 @@ impl ModelRegistry {
             || is_local_url(&model.base_url)
     }
 
+    /// Every model [`ModelRegistry::is_available`] accepts, in registry order, with each provider's
+    /// key resolved once (rather than once per model: the catalog has hundreds per provider).
+    ///
+    /// ```
+    /// use pi_ai::ModelRegistry;
+    /// let registry = ModelRegistry::builtin().with_env(|name| (name == "GROQ_API_KEY").then(|| "k".into()));
+    /// let available = registry.available();
+    /// assert!(!available.is_empty() && available.iter().all(|m| m.provider == "groq"));
+    /// ```
+    pub fn available(&self) -> Vec<&Model> {
+        let mut providers: BTreeMap<&str, bool> = BTreeMap::new();
+        self.models
+            .iter()
+            .filter(|model| {
+                let provider_ok = *providers.entry(model.provider.as_str()).or_insert_with(|| {
+                    self.api_key_for(&model.provider).is_some() || self.has_ambient_credentials(&model.provider)
+                });
+                provider_ok || is_local_url(&model.base_url)
+            })
+            .collect()
+    }
+
     /// Whether `model` has a key configured or needs none — [`ModelRegistry::is_available`]
     /// without resolving anything: a `models.json` `apiKey` counts as configured without running
     /// its `!command` or reading its variables (pi's fast `getAvailable` check).

@@ -10,9 +10,8 @@ use pi_ai::ModelRegistry;
 pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
     let search = search.trim().to_lowercase();
     let mut models: Vec<&Model> = registry
-        .all()
-        .iter()
-        .filter(|m| registry.is_available(m))
+        .available()
+        .into_iter()
         .filter(|m| {
             search.is_empty()
                 || m.provider.to_lowercase().contains(&search)
@@ -29,7 +28,7 @@ pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
             format!("No available model matches \"{search}\".\n")
         };
     }
-    models.sort_by(|a, b| locale_compare(&a.provider, &b.provider).then_with(|| locale_compare(&a.id, &b.id)));
+    models.sort_by_cached_key(|m| (collation_key(&m.provider), collation_key(&m.id)));
     let rows: Vec<[String; 6]> = models
         .iter()
         .map(|m| {
@@ -63,10 +62,10 @@ pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
 /// `localeCompare` in Node) gives them; letters compare without case first.
 const COLLATION_ORDER: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz";
 
-/// `a.localeCompare(b)` for the ids and provider names pi sorts: first by each character's
-/// primary weight (punctuation, then digits, then letters in any case), then lower case before
-/// upper case, then by code point.
-fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
+/// The sort key of `text` under JavaScript's `a.localeCompare(b)` for the ids and provider names
+/// pi sorts: each character's primary weight (punctuation, then digits, then letters in any
+/// case), then lower case before upper case, then the code points.
+fn collation_key(text: &str) -> (Vec<u32>, Vec<bool>, String) {
     fn primary(c: char) -> u32 {
         let lower = c.to_ascii_lowercase();
         match COLLATION_ORDER.find(lower) {
@@ -75,11 +74,16 @@ fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
             None => 0x100 + u32::from(lower),
         }
     }
-    a.chars()
-        .map(primary)
-        .cmp(b.chars().map(primary))
-        .then_with(|| a.chars().map(char::is_uppercase).cmp(b.chars().map(char::is_uppercase)))
-        .then_with(|| a.cmp(b))
+    (
+        text.chars().map(primary).collect(),
+        text.chars().map(char::is_uppercase).collect(),
+        text.to_owned(),
+    )
+}
+
+#[cfg(test)]
+fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
+    collation_key(a).cmp(&collation_key(b))
 }
 
 /// pi's `formatTokenCount`: `200K`, `1M`, `65.5K`, `1.0M` (one decimal as JavaScript's `toFixed(1)`,

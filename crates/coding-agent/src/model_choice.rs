@@ -178,15 +178,15 @@ fn from_settings(settings: &Settings, registry: &ModelRegistry) -> Result<Option
 /// an explicit choice), then the built-in providers' defaults, in [`DEFAULT_MODELS`] order.
 fn first_available(registry: &ModelRegistry) -> Option<Model> {
     let builtin = |m: &Model| pi_ai::builtin_providers().any(|provider| provider.name == m.provider);
-    if let Some(model) = registry.all().iter().find(|m| !builtin(m) && registry.is_available(m)) {
-        return Some(model.clone());
+    let available = registry.available();
+    if let Some(model) = available.iter().find(|m| !builtin(m)) {
+        return Some((*model).clone());
     }
     DEFAULT_MODELS
         .iter()
-        .filter_map(|(provider, id)| registry.find(provider, id))
-        .find(|m| registry.is_available(m))
-        .or_else(|| registry.all().iter().find(|m| registry.is_available(m)))
-        .cloned()
+        .find_map(|(provider, id)| available.iter().find(|m| m.provider == *provider && m.id == *id))
+        .or_else(|| available.first())
+        .map(|model| (*model).clone())
 }
 
 /// `provider/id` of the model, with `:<level>` when thinking is on (as `--model` takes it).
@@ -307,7 +307,11 @@ mod tests {
         let choice = choose_model(&ModelRequest::default(), &Settings::default(), &keys)
             .unwrap()
             .unwrap();
-        assert_eq!(choice.to_string(), "openai/gpt-5.4:medium", "pi's default model and level");
+        assert_eq!(
+            choice.to_string(),
+            "openai/gpt-5.4:medium",
+            "pi's default model and level"
+        );
         // A provider's default model, as pi 0.73.1 picks it for an OpenRouter-only user.
         let keys = ModelRegistry::builtin().with_env(|name| (name == "OPENROUTER_API_KEY").then(|| "k".to_owned()));
         let choice = choose_model(&ModelRequest::default(), &Settings::default(), &keys)
