@@ -5,6 +5,7 @@
 //! * [`bench`](mod@bench): runs the benchmarks.
 //! * [`fuzz`](mod@fuzz): runs the `fuzz_*` targets with a bigger budget.
 //! * [`record_pi`]: records the conformance goldens from pi 0.73.1.
+//! * [`models`]: generates pi-ai 0.73.1's model catalog for `pi-ai`.
 //!
 //! The checks are plain functions over parsed data ([`metadata::Workspace`], file names) so they are
 //! unit-tested here; the commands are thin wrappers that gather the data and print the result.
@@ -15,6 +16,7 @@ pub mod ci;
 pub mod fuzz;
 pub mod layers;
 pub mod metadata;
+pub mod models;
 pub mod record_pi;
 pub mod snapshots;
 pub mod source_rules;

@@ -27,6 +27,8 @@ Commands:
   record-pi  run the conformance scenarios through pi 0.73.1 and write their goldens
            (crates/cli/tests/data/conformance; needs Node >= 20, not run in CI):
            [--pi DIR of @mariozechner/pi-coding-agent] [--node NODE] [--scenario NAME]...
+  models   generate pi-ai 0.73.1's model catalog (crates/ai/src/registry/builtin/catalog.rs; needs
+           Node >= 20): [--pi-ai DIR of @mariozechner/pi-ai] [--node NODE] [--check]
   help     print this text
 
 See docs/xtask.md.
@@ -68,6 +70,11 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Some("record-pi") => xtask::record_pi::run_command(&root, &rest),
+        Some("models") if wants_help => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some("models") => xtask::models::run_command(&root, &rest),
         Some(other) => {
             eprintln!("error: unknown command `{other}`\n\n{USAGE}");
             return ExitCode::from(2);

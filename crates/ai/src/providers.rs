@@ -6,7 +6,7 @@ use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamFn, StreamO
 
 use crate::driver;
 use crate::http::HttpClient;
-use crate::registry::{ModelRegistry, env_var_for_provider, is_local_url};
+use crate::registry::{ModelRegistry, env_var_for_provider, env_vars_for_provider, is_local_url};
 
 /// The wire APIs this crate implements.
 pub const SUPPORTED_APIS: &[&str] = &["openai-completions", "anthropic-messages", "openai-responses"];
@@ -68,10 +68,9 @@ impl Providers {
         }
         match &self.registry {
             Some(registry) => registry.api_key_for(&model.provider),
-            None => {
-                let var = env_var_for_provider(&model.provider)?;
-                std::env::var(var).ok().filter(|key| !key.is_empty())
-            }
+            None => env_vars_for_provider(&model.provider)
+                .iter()
+                .find_map(|var| std::env::var(var).ok().filter(|key| !key.is_empty())),
         }
     }
 }

@@ -89,9 +89,9 @@ fn parses_models_with_pi_defaults_and_merges() {
     );
     assert_eq!(registry.find("ollama", "other").unwrap().api, "openai-responses");
     assert_eq!(registry.api_key_for("ollama").as_deref(), Some("ollama"));
-    // Built-ins are still there, first.
-    assert_eq!(registry.all()[0].provider, "anthropic");
-    assert!(registry.all().len() > 20);
+    // Built-ins are still there, first (pi-ai's catalog starts with amazon-bedrock).
+    assert_eq!(registry.all()[0].provider, "amazon-bedrock");
+    assert!(registry.all().len() > 969);
 }
 
 #[test]
@@ -119,7 +119,8 @@ fn overrides_built_in_providers() {
     assert_eq!(replaced.context_window, 128_000);
     assert_eq!(replaced.base_url, "https://api.openai.com/v1");
     assert_eq!(replaced.api, "openai-responses");
-    assert_eq!(registry.all().iter().filter(|m| m.id == "gpt-4.1").count(), 1);
+    let openai_gpt41 = |m: &&pi_ai::Model| m.provider == "openai" && m.id == "gpt-4.1";
+    assert_eq!(registry.all().iter().filter(openai_gpt41).count(), 1);
     let added = registry.find("openai", "gpt-brand-new").unwrap();
     assert_eq!(added.api, "openai-responses");
 }
@@ -416,8 +417,10 @@ fn built_in_models() {
     expect("openai", "o4-mini", 200_000, 100_000, 1.1, 4.4);
     expect("openai", "gpt-5", 400_000, 128_000, 1.25, 10.0);
     for model in registry.all() {
+        // Azure's base URL is the user's resource; everything else is reachable as listed.
         assert!(
-            !model.api.is_empty() && model.base_url.starts_with("https://"),
+            !model.api.is_empty()
+                && (model.base_url.starts_with("https://") || model.provider == "azure-openai-responses"),
             "{}",
             model.id
         );
@@ -425,7 +428,7 @@ fn built_in_models() {
         match model.provider.as_str() {
             "anthropic" => assert_eq!(model.api, "anthropic-messages"),
             "openai" => assert_eq!(model.api, "openai-responses"),
-            other => panic!("unexpected built-in provider {other}"),
+            _ => {}
         }
     }
     assert!(registry.find("anthropic", "claude-sonnet-4-5").unwrap().reasoning);
@@ -446,16 +449,21 @@ fn patterns() {
         find("anthropic/claude-sonnet-4-5").as_deref(),
         Some("anthropic/claude-sonnet-4-5")
     );
-    assert_eq!(find("gpt-4o").as_deref(), Some("openai/gpt-4o"));
-    assert_eq!(find("GPT-4O").as_deref(), Some("openai/gpt-4o"));
-    assert_eq!(find("Claude Haiku 4.5").as_deref(), Some("anthropic/claude-haiku-4-5"));
+    // A bare id is the first model with it in pi-ai's order, as pi 0.73.1 resolves `--model gpt-4o`.
+    assert_eq!(find("gpt-4o").as_deref(), Some("azure-openai-responses/gpt-4o"));
+    assert_eq!(find("openai/GPT-4O").as_deref(), Some("openai/gpt-4o"));
+    // A name: the first model with it, in pi-ai's order (Bedrock's comes before Anthropic's).
+    assert_eq!(
+        find("Claude Haiku 4.5").as_deref(),
+        Some("amazon-bedrock/anthropic.claude-haiku-4-5-20251001-v1:0")
+    );
     // Ids with slashes under their provider.
     assert_eq!(
         find("openrouter/anthropic/claude-sonnet-4").as_deref(),
         Some("openrouter/anthropic/claude-sonnet-4")
     );
     // A part of an id: the alias wins over the dated snapshot.
-    assert_eq!(find("opus-4-1").as_deref(), Some("anthropic/claude-opus-4-1"));
+    assert_eq!(find("anthropic/opus-4-1").as_deref(), Some("anthropic/claude-opus-4-1"));
     assert_eq!(
         find("anthropic/sonnet-4-5").as_deref(),
         Some("anthropic/claude-sonnet-4-5")
@@ -485,4 +493,72 @@ fn resolved_keys_and_credential_headers_are_registered_with_the_redactor() {
         "[redacted] [redacted] [redacted] [redacted] literal-title-0123",
         "a variable, a command or a credential header's name makes a secret; a plain literal does not"
     );
+}
+
+#[test]
+fn every_providers_variables_in_pi_ais_order() {
+    let registry = |vars: &[(&str, &str)]| ModelRegistry::builtin().with_env(env(vars));
+    let both = registry(&[
+        ("ANTHROPIC_OAUTH_TOKEN", "oauth-token-1234"),
+        ("ANTHROPIC_API_KEY", "sk-ant-5678"),
+    ]);
+    assert_eq!(both.api_key_for("anthropic").as_deref(), Some("oauth-token-1234"));
+    let empty_first = registry(&[("ANTHROPIC_OAUTH_TOKEN", ""), ("ANTHROPIC_API_KEY", "sk-ant-5678")]);
+    assert_eq!(empty_first.api_key_for("anthropic").as_deref(), Some("sk-ant-5678"));
+    let copilot = registry(&[("GH_TOKEN", "gho_1234"), ("GITHUB_TOKEN", "ghp_5678")]);
+    assert_eq!(copilot.api_key_for("github-copilot").as_deref(), Some("gho_1234"));
+    let moonshot = registry(&[("MOONSHOT_API_KEY", "sk-moon-1234")]);
+    assert_eq!(moonshot.api_key_for("moonshotai").as_deref(), Some("sk-moon-1234"));
+    assert_eq!(moonshot.api_key_for("moonshotai-cn").as_deref(), Some("sk-moon-1234"));
+    let xiaomi = registry(&[("XIAOMI_TOKEN_PLAN_AMS_API_KEY", "xm-ams-1234")]);
+    assert_eq!(
+        xiaomi.api_key_for("xiaomi-token-plan-ams").as_deref(),
+        Some("xm-ams-1234")
+    );
+    assert_eq!(xiaomi.api_key_for("xiaomi"), None);
+    assert_eq!(
+        pi_ai::env_vars_for_provider("github-copilot"),
+        ["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"]
+    );
+    assert_eq!(env_var_for_provider("anthropic"), Some("ANTHROPIC_API_KEY"));
+    assert_eq!(pi_ai::builtin_providers().count(), 31);
+    assert_eq!(pi_ai::CATALOG_SOURCE_VERSION, "0.73.1");
+}
+
+#[test]
+fn keys_from_any_providers_variable_are_redacted() {
+    let registry = ModelRegistry::builtin().with_env(env(&[("XIAOMI_API_KEY", "xiaomi-secret-key-4242")]));
+    let key = registry.api_key_for("xiaomi").unwrap();
+    assert_eq!(
+        pi_ai::redact(&format!("bad key {key}"), None),
+        format!("bad key {}", pi_ai::REDACTED)
+    );
+}
+
+#[test]
+fn aws_and_google_cloud_credentials_count_as_auth_without_a_key() {
+    let bedrock = ModelRegistry::builtin().with_env(env(&[("AWS_PROFILE", "dev")]));
+    let nova = bedrock.find("amazon-bedrock", "amazon.nova-pro-v1:0").unwrap();
+    assert!(bedrock.has_auth(nova));
+    assert!(bedrock.is_available(nova));
+    assert_eq!(bedrock.api_key_for("amazon-bedrock"), None, "no key is made up");
+    let none = ModelRegistry::builtin().with_env(env(&[("AWS_ACCESS_KEY_ID", "AKIA")]));
+    assert!(!none.is_available(nova));
+
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let adc = home.join(".config/gcloud/application_default_credentials.json");
+    std::fs::create_dir_all(adc.parent().unwrap()).unwrap();
+    std::fs::write(&adc, "{}").unwrap();
+    let home_text = home.display().to_string();
+    let vertex = ModelRegistry::builtin().with_env(move |name| match name {
+        "HOME" => Some(home_text.clone()),
+        "GOOGLE_CLOUD_PROJECT" => Some("p".to_owned()),
+        "GOOGLE_CLOUD_LOCATION" => Some("us-central1".to_owned()),
+        _ => None,
+    });
+    let gemini = vertex.find("google-vertex", "gemini-2.5-pro").unwrap();
+    assert!(vertex.is_available(gemini));
+    std::fs::remove_file(&adc).unwrap();
+    assert!(!vertex.is_available(gemini), "without the ADC file");
 }

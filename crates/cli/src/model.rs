@@ -3,14 +3,15 @@
 use pi_agent_core::Model;
 use pi_ai::ModelRegistry;
 
-/// The `--list-models` table: every callable model matching `search` (case-insensitive, in
-/// provider, id or name), or a hint when none can be called.
+/// The `--list-models` table as pi 0.73.1 prints it: every callable model matching `search`
+/// (case-insensitive, in provider, id or name), sorted by provider then id the way JavaScript's
+/// `localeCompare` sorts them, every column padded (so lines end in spaces, as pi's do); or a hint
+/// when none can be called.
 pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
     let search = search.trim().to_lowercase();
-    let models: Vec<&Model> = registry
-        .all()
-        .iter()
-        .filter(|m| registry.is_available(m))
+    let mut models: Vec<&Model> = registry
+        .available()
+        .into_iter()
         .filter(|m| {
             search.is_empty()
                 || m.provider.to_lowercase().contains(&search)
@@ -27,6 +28,7 @@ pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
             format!("No available model matches \"{search}\".\n")
         };
     }
+    models.sort_by_cached_key(|m| (collation_key(&m.provider), collation_key(&m.id)));
     let rows: Vec<[String; 6]> = models
         .iter()
         .map(|m| {
@@ -41,7 +43,7 @@ pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
         })
         .collect();
     let header = ["provider", "model", "context", "max-out", "thinking", "images"].map(str::to_owned);
-    let mut widths = header.clone().map(|h| h.len());
+    let mut widths = header.clone().map(|h| h.chars().count());
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
@@ -50,20 +52,67 @@ pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
     let mut out = String::new();
     for row in std::iter::once(&header).chain(&rows) {
         let cells: Vec<String> = row.iter().zip(widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
-        out.push_str(cells.join("  ").trim_end());
+        out.push_str(&cells.join("  "));
         out.push('\n');
     }
     out
 }
 
+/// The characters of printable ASCII in the order ICU's root collation (JavaScript's
+/// `localeCompare` in Node) gives them; letters compare without case first.
+const COLLATION_ORDER: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz";
+
+/// The sort key of `text` under JavaScript's `a.localeCompare(b)` for the ids and provider names
+/// pi sorts: each character's primary weight (punctuation, then digits, then letters in any
+/// case), then lower case before upper case, then the code points.
+fn collation_key(text: &str) -> (Vec<u32>, Vec<bool>, String) {
+    fn primary(c: char) -> u32 {
+        let lower = c.to_ascii_lowercase();
+        match COLLATION_ORDER.find(lower) {
+            // The table is ASCII: byte offsets are positions.
+            Some(position) => u32::try_from(position).unwrap_or(u32::MAX),
+            None => 0x100 + u32::from(lower),
+        }
+    }
+    (
+        text.chars().map(primary).collect(),
+        text.chars().map(char::is_uppercase).collect(),
+        text.to_owned(),
+    )
+}
+
+#[cfg(test)]
+fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
+    collation_key(a).cmp(&collation_key(b))
+}
+
+/// pi's `formatTokenCount`: `200K`, `1M`, `65.5K`, `1.0M` (one decimal as JavaScript's `toFixed(1)`,
+/// which rounds an exact half up).
 fn tokens(n: u64) -> String {
-    if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
-        format!("{}M", n / 1_000_000)
+    if n >= 1_000_000 {
+        scaled(n, 1_000_000, "M")
     } else if n >= 1000 {
-        format!("{}K", n / 1000)
+        scaled(n, 1000, "K")
     } else {
         n.to_string()
     }
+}
+
+fn scaled(n: u64, unit: u64, suffix: &str) -> String {
+    if n.is_multiple_of(unit) {
+        return format!("{}{suffix}", n / unit);
+    }
+    // A quotient that is exactly half a tenth (an odd number of quarters) is a tie, which
+    // `toFixed` rounds up and Rust's formatting to even; every other quotient is formatted from
+    // the same double by both.
+    let quarter = unit / 4;
+    if n.is_multiple_of(quarter) && (n / quarter) % 2 == 1 {
+        let tenths = (n * 10).div_ceil(unit);
+        return format!("{}.{}{suffix}", tenths / 10, tenths % 10);
+    }
+    #[allow(clippy::cast_precision_loss)] // token counts are far below 2^53
+    let value = n as f64 / unit as f64;
+    format!("{value:.1}{suffix}")
 }
 
 fn yes_no(value: bool) -> String {
@@ -109,9 +158,39 @@ mod tests {
         assert_eq!(
             table,
             "provider   model                      context  max-out  thinking  images\n\
-             anthropic  claude-haiku-4-5           200K     64K      yes       yes\n\
-             anthropic  claude-haiku-4-5-20251001  200K     64K      yes       yes\n"
+             anthropic  claude-haiku-4-5           200K     64K      yes       yes   \n\
+             anthropic  claude-haiku-4-5-20251001  200K     64K      yes       yes   \n"
         );
         assert!(list_models(&ModelRegistry::builtin().with_env(|_| None), "").starts_with("No models available"));
+    }
+
+    #[test]
+    fn ids_sort_as_javascripts_locale_compare() {
+        // Node: ["a-b","ab","aB","Ab","a_b","a.b","a10","a9","A-b"].sort((a, b) => a.localeCompare(b))
+        let mut ids = ["a-b", "ab", "aB", "Ab", "a_b", "a.b", "a10", "a9", "A-b"];
+        ids.sort_by(|a, b| locale_compare(a, b));
+        assert_eq!(ids, ["a_b", "a-b", "A-b", "a.b", "a10", "a9", "ab", "aB", "Ab"]);
+        let mut ids = ["~openai/gpt-latest", "ai21/jamba", "01-ai/yi"];
+        ids.sort_by(|a, b| locale_compare(a, b));
+        assert_eq!(ids, ["~openai/gpt-latest", "01-ai/yi", "ai21/jamba"]);
+    }
+
+    #[test]
+    fn token_counts_as_pi_formats_them() {
+        for (n, text) in [
+            (999, "999"),
+            (4096, "4.1K"),
+            (65_536, "65.5K"),
+            (16_384, "16.4K"),
+            (200_000, "200K"),
+            (1_250, "1.3K"),
+            (1_150, "1.1K"),
+            (1_048_576, "1.0M"),
+            (2_000_000, "2M"),
+            (1_750_000, "1.8M"),
+            (262_144, "262.1K"),
+        ] {
+            assert_eq!(tokens(n), text, "{n}");
+        }
     }
 }

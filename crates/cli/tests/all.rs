@@ -6,6 +6,7 @@
 //! file's tests with `cargo test -p pi-cli --test all <file>::`, e.g. `--test all interactive_screens::`.
 //! Their insta snapshots are `tests/snapshots/all__<file>__<name>.snap`.
 
+mod catalog_models;
 mod cli;
 mod compaction;
 mod conformance;
@@ -14,6 +15,7 @@ mod extensions;
 mod faults;
 mod interactive_loop;
 mod interactive_screens;
+mod list_models;
 mod packages;
 mod pi_073;
 mod resources;

@@ -178,7 +178,7 @@ async fn version_help_and_list_models() {
     let output = sandbox.run(&["--list-models"]).await;
     assert_eq!(
         text(&output.stdout),
-        "provider  model       context  max-out  thinking  images\nmock      mock-model  128K     16K      no        no\n"
+        "provider  model       context  max-out  thinking  images\nmock      mock-model  128K     16.4K    no        no    \n"
     );
 }
 

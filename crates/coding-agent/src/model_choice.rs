@@ -7,8 +7,41 @@ use pi_ai::ModelRegistry;
 
 use crate::config::{Settings, parse_thinking_level, thinking_level_name};
 
-/// The model each provider starts with when only the provider is known.
-pub const DEFAULT_MODELS: &[(&str, &str)] = &[("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-5.1")];
+/// The model each built-in provider starts with when only the provider is known, in the order
+/// pi 0.73.1 tries them for the first available model (its `defaultModelPerProvider`).
+pub const DEFAULT_MODELS: &[(&str, &str)] = &[
+    ("amazon-bedrock", "us.anthropic.claude-opus-4-6-v1"),
+    ("anthropic", "claude-opus-4-7"),
+    ("openai", "gpt-5.4"),
+    ("azure-openai-responses", "gpt-5.4"),
+    ("openai-codex", "gpt-5.5"),
+    ("deepseek", "deepseek-v4-pro"),
+    ("google", "gemini-3.1-pro-preview"),
+    ("google-vertex", "gemini-3.1-pro-preview"),
+    ("github-copilot", "gpt-5.4"),
+    ("openrouter", "moonshotai/kimi-k2.6"),
+    ("vercel-ai-gateway", "zai/glm-5.1"),
+    ("xai", "grok-4.20-0309-reasoning"),
+    ("groq", "openai/gpt-oss-120b"),
+    ("cerebras", "zai-glm-4.7"),
+    ("zai", "glm-5.1"),
+    ("mistral", "devstral-medium-latest"),
+    ("minimax", "MiniMax-M2.7"),
+    ("minimax-cn", "MiniMax-M2.7"),
+    ("moonshotai", "kimi-k2.6"),
+    ("moonshotai-cn", "kimi-k2.6"),
+    ("huggingface", "moonshotai/Kimi-K2.6"),
+    ("fireworks", "accounts/fireworks/models/kimi-k2p6"),
+    ("opencode", "kimi-k2.6"),
+    ("opencode-go", "kimi-k2.6"),
+    ("kimi-coding", "kimi-for-coding"),
+    ("cloudflare-workers-ai", "@cf/moonshotai/kimi-k2.6"),
+    ("cloudflare-ai-gateway", "workers-ai/@cf/moonshotai/kimi-k2.6"),
+    ("xiaomi", "mimo-v2.5-pro"),
+    ("xiaomi-token-plan-cn", "mimo-v2.5-pro"),
+    ("xiaomi-token-plan-ams", "mimo-v2.5-pro"),
+    ("xiaomi-token-plan-sgp", "mimo-v2.5-pro"),
+];
 
 /// A model choice that cannot be honoured.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -144,15 +177,16 @@ fn from_settings(settings: &Settings, registry: &ModelRegistry) -> Result<Option
 /// The first model that can be called: configured custom providers first (a `models.json` entry is
 /// an explicit choice), then the built-in providers' defaults, in [`DEFAULT_MODELS`] order.
 fn first_available(registry: &ModelRegistry) -> Option<Model> {
-    let builtin = |m: &Model| DEFAULT_MODELS.iter().any(|(provider, _)| *provider == m.provider);
-    if let Some(model) = registry.all().iter().find(|m| !builtin(m) && registry.is_available(m)) {
-        return Some(model.clone());
+    let builtin = |m: &Model| pi_ai::builtin_providers().any(|provider| provider.name == m.provider);
+    let available = registry.available();
+    if let Some(model) = available.iter().find(|m| !builtin(m)) {
+        return Some((*model).clone());
     }
     DEFAULT_MODELS
         .iter()
-        .filter_map(|(provider, id)| registry.find(provider, id))
-        .find(|m| registry.is_available(m))
-        .cloned()
+        .find_map(|(provider, id)| available.iter().find(|m| m.provider == *provider && m.id == *id))
+        .or_else(|| available.first())
+        .map(|model| (*model).clone())
 }
 
 /// `provider/id` of the model, with `:<level>` when thinking is on (as `--model` takes it).
@@ -212,7 +246,15 @@ mod tests {
         let choice = choose_model(&request, &Settings::default(), &registry)
             .unwrap()
             .unwrap();
-        assert_eq!(choice.model.id, "claude-sonnet-4-5");
+        assert_eq!(choice.model.id, "claude-opus-4-7", "pi 0.73.1's default for anthropic");
+        let request = ModelRequest {
+            provider: Some("openrouter"),
+            ..Default::default()
+        };
+        let choice = choose_model(&request, &Settings::default(), &registry)
+            .unwrap()
+            .unwrap();
+        assert_eq!(choice.model.id, "moonshotai/kimi-k2.6");
     }
 
     #[test]
@@ -240,6 +282,21 @@ mod tests {
     }
 
     #[test]
+    fn every_built_in_provider_has_a_default_model_in_the_catalog() {
+        let registry = ModelRegistry::builtin();
+        for (provider, id) in DEFAULT_MODELS {
+            assert!(registry.find(provider, id).is_some(), "{provider}/{id}");
+        }
+        for provider in pi_ai::builtin_providers() {
+            assert!(
+                DEFAULT_MODELS.iter().any(|(name, _)| *name == provider.name),
+                "{}",
+                provider.name
+            );
+        }
+    }
+
+    #[test]
     fn the_first_available_model_wins_when_nothing_is_asked() {
         // The local ollama provider needs no key and was configured explicitly.
         let choice = choose_model(&ModelRequest::default(), &Settings::default(), &registry(&[]))
@@ -250,7 +307,20 @@ mod tests {
         let choice = choose_model(&ModelRequest::default(), &Settings::default(), &keys)
             .unwrap()
             .unwrap();
-        assert_eq!(choice.to_string(), "openai/gpt-5.1:medium", "pi's default level");
+        assert_eq!(
+            choice.to_string(),
+            "openai/gpt-5.4:medium",
+            "pi's default model and level"
+        );
+        // A provider's default model, as pi 0.73.1 picks it for an OpenRouter-only user.
+        let keys = ModelRegistry::builtin().with_env(|name| (name == "OPENROUTER_API_KEY").then(|| "k".to_owned()));
+        let choice = choose_model(&ModelRequest::default(), &Settings::default(), &keys)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (choice.model.provider.as_str(), choice.model.id.as_str()),
+            ("openrouter", "moonshotai/kimi-k2.6")
+        );
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub struct ScopedModel {
 pub fn resolve_model_scope(patterns: &[String], registry: &ModelRegistry) -> (Vec<ScopedModel>, Vec<String>) {
     let mut scope: Vec<ScopedModel> = Vec::new();
     let mut warnings = Vec::new();
-    let available: Vec<&Model> = registry.all().iter().filter(|m| registry.is_available(m)).collect();
+    let available: Vec<&Model> = registry.available();
     for pattern in patterns.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
         let (body, thinking) = split_thinking(pattern);
         let matched: Vec<&Model> = if body.contains(['*', '?', '[']) {

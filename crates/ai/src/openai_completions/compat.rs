@@ -21,6 +21,8 @@ pub enum ThinkingFormat {
     OpenRouter,
     /// `enable_thinking: bool` (Z.ai, Qwen).
     EnableThinking,
+    /// `thinking: {type: "enabled" | "disabled"}` and, when on, `reasoning_effort` (DeepSeek).
+    DeepSeek,
 }
 
 /// Compatibility switches for partially OpenAI-compatible servers (pi's `compat` for
@@ -48,7 +50,8 @@ pub struct Compat {
     pub requires_thinking_as_text: bool,
     /// Shorten tool-call ids to Mistral's nine alphanumeric characters (`requiresMistralToolIds`).
     pub requires_mistral_tool_ids: bool,
-    /// How reasoning is requested (`thinkingFormat`: `openai`, `openrouter`, `zai`, `qwen`).
+    /// How reasoning is requested (`thinkingFormat`: `openai`, `openrouter`, `zai`, `qwen`,
+    /// `deepseek`).
     pub thinking_format: ThinkingFormat,
     /// Send `store: false` (`supportsStore`; off for the servers that reject it).
     pub supports_store: bool,
@@ -99,7 +102,9 @@ impl Compat {
             requires_assistant_after_tool_result: false,
             requires_thinking_as_text: mistral,
             requires_mistral_tool_ids: mistral,
-            thinking_format: if zai {
+            thinking_format: if provider == "deepseek" || url.contains("deepseek.com") {
+                ThinkingFormat::DeepSeek
+            } else if zai {
                 ThinkingFormat::EnableThinking
             } else if is("openrouter", "openrouter.ai") {
                 ThinkingFormat::OpenRouter
@@ -133,6 +138,7 @@ impl Compat {
                 Some("openai") => compat.thinking_format = ThinkingFormat::OpenAi,
                 Some("openrouter") => compat.thinking_format = ThinkingFormat::OpenRouter,
                 Some("zai" | "qwen") => compat.thinking_format = ThinkingFormat::EnableThinking,
+                Some("deepseek") => compat.thinking_format = ThinkingFormat::DeepSeek,
                 _ => {}
             }
         }

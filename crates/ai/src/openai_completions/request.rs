@@ -105,6 +105,13 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
             ThinkingFormat::EnableThinking => {
                 body.insert("enable_thinking".into(), Value::Bool(level.is_some()));
             }
+            ThinkingFormat::DeepSeek => {
+                let kind = if level.is_some() { "enabled" } else { "disabled" };
+                body.insert("thinking".into(), json!({"type": kind}));
+                if let Some(level) = level {
+                    body.insert("reasoning_effort".into(), Value::String(effort(model, level)));
+                }
+            }
             ThinkingFormat::OpenRouter => {
                 if let Some(level) = level {
                     body.insert("reasoning".into(), json!({"effort": effort(model, level)}));
@@ -448,6 +455,47 @@ mod tests {
         // A level set to null is skipped upwards.
         m.thinking_level_map = map(&[("minimal", None)]);
         assert_eq!(sent(&m, Some(ThinkingLevel::Minimal)), "low");
+    }
+
+    #[test]
+    fn deepseeks_thinking_format() {
+        let context = LlmContext {
+            system_prompt: "",
+            messages: &[],
+            tools: &[],
+        };
+        let sent = |m: &Model, level: Option<ThinkingLevel>| {
+            let options = StreamOptions {
+                reasoning: level,
+                ..StreamOptions::default()
+            };
+            let body = body(m, &context, &options, &Compat::for_model(m));
+            (
+                body["thinking"].clone(),
+                body["reasoning_effort"].clone(),
+                body["reasoning"].clone(),
+            )
+        };
+        // pi-ai's catalog gives OpenRouter's DeepSeek V4 `thinkingFormat: "deepseek"`.
+        let mut router = model("openrouter", "https://openrouter.ai/api/v1");
+        router.reasoning = true;
+        router.compat = Some(json!({"thinkingFormat": "deepseek"}));
+        router.thinking_level_map = Some([("xhigh".to_owned(), Some("max".to_owned()))].into_iter().collect());
+        assert_eq!(
+            sent(&router, Some(ThinkingLevel::Xhigh)),
+            (json!({"type": "enabled"}), json!("max"), Value::Null)
+        );
+        assert_eq!(
+            sent(&router, None),
+            (json!({"type": "disabled"}), Value::Null, Value::Null)
+        );
+        // DeepSeek's own API is detected.
+        let mut direct = model("deepseek", "https://api.deepseek.com");
+        direct.reasoning = true;
+        assert_eq!(
+            sent(&direct, Some(ThinkingLevel::High)),
+            (json!({"type": "enabled"}), json!("high"), Value::Null)
+        );
     }
 
     #[test]

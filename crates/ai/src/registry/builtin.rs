@@ -1,217 +1,311 @@
-//! Built-in providers and models.
+//! Built-in providers and models: pi-ai 0.73.1's catalog, generated into [`catalog`] by
+//! `cargo xtask models` (see `docs/xtask.md`), and how each provider's key is found in the
+//! environment (pi-ai's `env-api-keys`).
 //!
-//! Prices are dollars per million tokens as Anthropic (<https://www.anthropic.com/pricing>) and
-//! OpenAI (<https://openai.com/api/pricing/>) published them at the time of writing; context
-//! windows and output limits are from the providers' model pages of the same time. Override any
-//! of them in `models.json` (`modelOverrides`, or a model with the same id).
+//! The catalog is Rust data rather than embedded JSON so that nothing is parsed at start-up:
+//! turning it into [`Model`]s costs the allocations only. Override any of it in `models.json`
+//! (`modelOverrides`, or a model with the same id).
+
+#[rustfmt::skip]
+mod catalog;
+mod types;
+
+use std::collections::BTreeMap;
 
 use pi_agent_core::{Model, ModelCost};
 
-/// What pi knows about a provider without configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct KnownProvider {
-    /// Provider name as used in `models.json` and `provider/id` patterns.
-    pub name: &'static str,
-    /// Environment variable holding its API key.
-    pub env_var: &'static str,
-    /// Default base URL, if pi can reach it without configuration.
-    pub base_url: Option<&'static str>,
-    /// Default wire API of its models.
-    pub api: Option<&'static str>,
+pub(crate) use types::{CatalogModel, CatalogProvider};
+
+/// The pi-ai version the catalog was generated from.
+pub(crate) const SOURCE_VERSION: &str = catalog::SOURCE_VERSION;
+
+/// Every built-in provider, in pi-ai's order.
+pub(crate) fn providers() -> &'static [CatalogProvider] {
+    catalog::PROVIDERS
 }
 
-const fn provider(
-    name: &'static str,
-    env_var: &'static str,
-    base_url: Option<&'static str>,
-    api: Option<&'static str>,
-) -> KnownProvider {
-    KnownProvider {
-        name,
-        env_var,
-        base_url,
-        api,
-    }
+/// The built-in provider called `name`.
+pub(crate) fn known_provider(name: &str) -> Option<&'static CatalogProvider> {
+    catalog::PROVIDERS.iter().find(|provider| provider.name == name)
 }
 
-const COMPLETIONS: Option<&str> = Some("openai-completions");
-
-/// Providers with a usual API-key variable (pi's environment key table) and, where the API is one
-/// of ours, their default base URL.
-pub(crate) const KNOWN_PROVIDERS: &[KnownProvider] = &[
-    provider(
-        "anthropic",
-        "ANTHROPIC_API_KEY",
-        Some("https://api.anthropic.com"),
-        Some("anthropic-messages"),
-    ),
-    provider(
-        "openai",
-        "OPENAI_API_KEY",
-        Some("https://api.openai.com/v1"),
-        Some("openai-responses"),
-    ),
-    provider(
-        "openrouter",
-        "OPENROUTER_API_KEY",
-        Some("https://openrouter.ai/api/v1"),
-        COMPLETIONS,
-    ),
-    provider(
-        "groq",
-        "GROQ_API_KEY",
-        Some("https://api.groq.com/openai/v1"),
-        COMPLETIONS,
-    ),
-    provider("xai", "XAI_API_KEY", Some("https://api.x.ai/v1"), COMPLETIONS),
-    provider(
-        "deepseek",
-        "DEEPSEEK_API_KEY",
-        Some("https://api.deepseek.com/v1"),
-        COMPLETIONS,
-    ),
-    provider(
-        "mistral",
-        "MISTRAL_API_KEY",
-        Some("https://api.mistral.ai/v1"),
-        COMPLETIONS,
-    ),
-    provider(
-        "cerebras",
-        "CEREBRAS_API_KEY",
-        Some("https://api.cerebras.ai/v1"),
-        COMPLETIONS,
-    ),
-    provider(
-        "together",
-        "TOGETHER_API_KEY",
-        Some("https://api.together.xyz/v1"),
-        COMPLETIONS,
-    ),
-    provider(
-        "fireworks",
-        "FIREWORKS_API_KEY",
-        Some("https://api.fireworks.ai/inference/v1"),
-        COMPLETIONS,
-    ),
-    provider("google", "GEMINI_API_KEY", None, None),
-    provider("zai", "ZAI_API_KEY", None, None),
-    provider("minimax", "MINIMAX_API_KEY", None, None),
-    provider("moonshotai", "MOONSHOT_API_KEY", None, None),
-    provider("huggingface", "HF_TOKEN", None, None),
-    provider("vercel-ai-gateway", "AI_GATEWAY_API_KEY", None, None),
-    provider("opencode", "OPENCODE_API_KEY", None, None),
-];
-
-/// The known provider called `name`.
-pub(crate) fn known_provider(name: &str) -> Option<&'static KnownProvider> {
-    KNOWN_PROVIDERS.iter().find(|known| known.name == name)
+/// The variables `provider`'s key is read from, in pi-ai's order (`ANTHROPIC_OAUTH_TOKEN` before
+/// `ANTHROPIC_API_KEY`; `COPILOT_GITHUB_TOKEN`, `GH_TOKEN`, `GITHUB_TOKEN`); empty for a provider
+/// pi-ai reads no variable for (`amazon-bedrock`, `openai-codex`, custom providers).
+pub(crate) fn env_keys(provider: &str) -> &'static [&'static str] {
+    // github-copilot is in the catalog; its variables come from pi-ai like every other's.
+    known_provider(provider).map_or(&[], |known| known.env_keys)
 }
 
-/// One catalog row: id, name, reasoning, images, context window, max output, prices
-/// (input, output, cache read, cache write).
-type Row = (&'static str, &'static str, bool, bool, u64, u64, [f64; 4]);
-
-#[rustfmt::skip]
-const ANTHROPIC: &[Row] = &[
-    ("claude-opus-4-5",            "Claude Opus 4.5",   true,  true,  200_000,   64_000,  [5.0, 25.0, 0.5, 6.25]),
-    ("claude-opus-4-5-20251101",   "Claude Opus 4.5",   true,  true,  200_000,   64_000,  [5.0, 25.0, 0.5, 6.25]),
-    ("claude-opus-4-1",            "Claude Opus 4.1",   true,  true,  200_000,   32_000,  [15.0, 75.0, 1.5, 18.75]),
-    ("claude-opus-4-1-20250805",   "Claude Opus 4.1",   true,  true,  200_000,   32_000,  [15.0, 75.0, 1.5, 18.75]),
-    ("claude-opus-4-0",            "Claude Opus 4",     true,  true,  200_000,   32_000,  [15.0, 75.0, 1.5, 18.75]),
-    ("claude-opus-4-20250514",     "Claude Opus 4",     true,  true,  200_000,   32_000,  [15.0, 75.0, 1.5, 18.75]),
-    ("claude-sonnet-4-5",          "Claude Sonnet 4.5", true,  true,  200_000,   64_000,  [3.0, 15.0, 0.3, 3.75]),
-    ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", true,  true,  200_000,   64_000,  [3.0, 15.0, 0.3, 3.75]),
-    ("claude-sonnet-4-0",          "Claude Sonnet 4",   true,  true,  200_000,   64_000,  [3.0, 15.0, 0.3, 3.75]),
-    ("claude-sonnet-4-20250514",   "Claude Sonnet 4",   true,  true,  200_000,   64_000,  [3.0, 15.0, 0.3, 3.75]),
-    ("claude-3-7-sonnet-latest",   "Claude Sonnet 3.7", true,  true,  200_000,   64_000,  [3.0, 15.0, 0.3, 3.75]),
-    ("claude-3-7-sonnet-20250219", "Claude Sonnet 3.7", true,  true,  200_000,   64_000,  [3.0, 15.0, 0.3, 3.75]),
-    ("claude-haiku-4-5",           "Claude Haiku 4.5",  true,  true,  200_000,   64_000,  [1.0, 5.0, 0.1, 1.25]),
-    ("claude-haiku-4-5-20251001",  "Claude Haiku 4.5",  true,  true,  200_000,   64_000,  [1.0, 5.0, 0.1, 1.25]),
-    ("claude-3-5-haiku-latest",    "Claude Haiku 3.5",  false, true,  200_000,   8_192,   [0.8, 4.0, 0.08, 1.0]),
-    ("claude-3-5-haiku-20241022",  "Claude Haiku 3.5",  false, true,  200_000,   8_192,   [0.8, 4.0, 0.08, 1.0]),
-];
-
-#[rustfmt::skip]
-const OPENAI: &[Row] = &[
-    ("gpt-4o",       "GPT-4o",       false, true,  128_000,   16_384,  [2.5, 10.0, 1.25, 0.0]),
-    ("gpt-4o-mini",  "GPT-4o mini",  false, true,  128_000,   16_384,  [0.15, 0.6, 0.075, 0.0]),
-    ("gpt-4.1",      "GPT-4.1",      false, true,  1_047_576, 32_768,  [2.0, 8.0, 0.5, 0.0]),
-    ("gpt-4.1-mini", "GPT-4.1 mini", false, true,  1_047_576, 32_768,  [0.4, 1.6, 0.1, 0.0]),
-    ("gpt-4.1-nano", "GPT-4.1 nano", false, true,  1_047_576, 32_768,  [0.1, 0.4, 0.025, 0.0]),
-    ("o3",           "o3",           true,  true,  200_000,   100_000, [2.0, 8.0, 0.5, 0.0]),
-    ("o3-mini",      "o3-mini",      true,  false, 200_000,   100_000, [1.1, 4.4, 0.55, 0.0]),
-    ("o4-mini",      "o4-mini",      true,  true,  200_000,   100_000, [1.1, 4.4, 0.275, 0.0]),
-    ("gpt-5",        "GPT-5",        true,  true,  400_000,   128_000, [1.25, 10.0, 0.125, 0.0]),
-    ("gpt-5-mini",   "GPT-5 mini",   true,  true,  400_000,   128_000, [0.25, 2.0, 0.025, 0.0]),
-    ("gpt-5-nano",   "GPT-5 nano",   true,  true,  400_000,   128_000, [0.05, 0.4, 0.005, 0.0]),
-    ("gpt-5.1",      "GPT-5.1",      true,  true,  400_000,   128_000, [1.25, 10.0, 0.125, 0.0]),
-];
-
-fn rows(provider_name: &str, rows: &[Row]) -> impl Iterator<Item = Model> {
-    let known = known_provider(provider_name);
-    let base_url = known.and_then(|known| known.base_url).unwrap_or_default().to_owned();
-    let api = known.and_then(|known| known.api).unwrap_or_default().to_owned();
-    let provider_name = provider_name.to_owned();
-    rows.iter().map(
-        move |&(id, name, reasoning, images, context_window, max_tokens, [input, output, read, write])| Model {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            api: api.clone(),
-            provider: provider_name.clone(),
-            base_url: base_url.clone(),
-            reasoning,
-            input: if images {
-                vec!["text".to_owned(), "image".to_owned()]
-            } else {
-                vec!["text".to_owned()]
-            },
+impl CatalogModel {
+    fn to_model(&self, provider: &str) -> Model {
+        let [input, output, cache_read, cache_write] = self.cost;
+        Model {
+            id: self.id.to_owned(),
+            name: self.name.to_owned(),
+            api: self.api.to_owned(),
+            provider: provider.to_owned(),
+            base_url: self.base_url.to_owned(),
+            reasoning: self.reasoning,
+            input: self.input.iter().map(|kind| (*kind).to_owned()).collect(),
             cost: ModelCost {
                 input,
                 output,
-                cache_read: read,
-                cache_write: write,
+                cache_read,
+                cache_write,
             },
-            context_window,
-            max_tokens,
-            headers: None,
-            compat: None,
-            thinking_level_map: None,
-        },
-    )
+            context_window: self.context_window,
+            max_tokens: self.max_tokens,
+            headers: (!self.headers.is_empty()).then(|| {
+                self.headers
+                    .iter()
+                    .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                    .collect::<BTreeMap<_, _>>()
+            }),
+            // The generator wrote each `compat` from a JSON object; it parses.
+            compat: self.compat.and_then(|text| serde_json::from_str(text).ok()),
+            thinking_level_map: (!self.thinking_level_map.is_empty()).then(|| {
+                self.thinking_level_map
+                    .iter()
+                    .map(|(level, value)| ((*level).to_owned(), value.map(str::to_owned)))
+                    .collect()
+            }),
+        }
+    }
 }
 
-/// Built-in models whose thinking cannot be turned off (pi-ai's `thinkingLevelMap: {off: null}`).
-const ALWAYS_THINKING: &[&str] = &["gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5.1"];
-
-/// The built-in models: Anthropic's over `anthropic-messages`, OpenAI's over `openai-responses`.
+/// The built-in models, provider by provider in pi-ai's order.
 pub(crate) fn builtin_models() -> Vec<Model> {
-    rows("anthropic", ANTHROPIC)
-        .chain(rows("openai", OPENAI).map(|mut model| {
-            if ALWAYS_THINKING.contains(&model.id.as_str()) {
-                model.thinking_level_map = Some([("off".to_owned(), None)].into_iter().collect());
+    let count = catalog::PROVIDERS.iter().map(|provider| provider.models.len()).sum();
+    let mut models = Vec::with_capacity(count);
+    for provider in catalog::PROVIDERS {
+        models.extend(provider.models.iter().map(|model| model.to_model(provider.name)));
+    }
+    models
+}
+
+/// Whether `provider` has credentials in the environment that are not a key pi-ai reads itself
+/// (pi-ai answers `"<authenticated>"` for them without calling out):
+///
+/// * `google-vertex`: Application Default Credentials (the file `GOOGLE_APPLICATION_CREDENTIALS`
+///   names, else `~/.config/gcloud/application_default_credentials.json`, exists), with
+///   `GOOGLE_CLOUD_PROJECT` or `GCLOUD_PROJECT`, and `GOOGLE_CLOUD_LOCATION`;
+/// * `amazon-bedrock`: `AWS_PROFILE`, `AWS_ACCESS_KEY_ID` with `AWS_SECRET_ACCESS_KEY`,
+///   `AWS_BEARER_TOKEN_BEDROCK`, `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`,
+///   `AWS_CONTAINER_CREDENTIALS_FULL_URI` or `AWS_WEB_IDENTITY_TOKEN_FILE`.
+///
+/// `file_exists` is asked about the ADC file only when the project and location are set.
+pub(crate) fn has_ambient_credentials(
+    provider: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    file_exists: &dyn Fn(&std::path::Path) -> bool,
+) -> bool {
+    let set = |name: &str| env(name).is_some_and(|value| !value.is_empty());
+    match provider {
+        "google-vertex" => {
+            let project = set("GOOGLE_CLOUD_PROJECT") || set("GCLOUD_PROJECT");
+            if !(project && set("GOOGLE_CLOUD_LOCATION")) {
+                return false;
             }
-            model
-        }))
-        .collect()
+            let file = match env("GOOGLE_APPLICATION_CREDENTIALS").filter(|path| !path.is_empty()) {
+                Some(path) => std::path::PathBuf::from(path),
+                None => match env("HOME").filter(|home| !home.is_empty()) {
+                    Some(home) => std::path::Path::new(&home)
+                        .join(".config")
+                        .join("gcloud")
+                        .join("application_default_credentials.json"),
+                    None => return false,
+                },
+            };
+            file_exists(&file)
+        }
+        "amazon-bedrock" => {
+            set("AWS_PROFILE")
+                || (set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY"))
+                || set("AWS_BEARER_TOKEN_BEDROCK")
+                || set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+                || set("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+                || set("AWS_WEB_IDENTITY_TOKEN_FILE")
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use pi_agent_core::ThinkingLevel;
+    use std::collections::BTreeSet;
 
     #[test]
-    fn the_gpt_5_family_cannot_stop_thinking() {
+    fn the_catalog_is_pi_ai_0_73_1s() {
+        let text = include_str!("builtin/catalog.rs");
+        // The header `cargo xtask models` writes (xtask's `models::header`).
+        assert!(text.starts_with(
+            "// Longer than 800 lines on purpose: generated data, one line per model.\n\
+             // @generated by `cargo xtask models` from @mariozechner/pi-ai 0.73.1 (dist/models.generated.js,\n\
+             // dist/env-api-keys.js). Do not edit by hand: run `cargo xtask models` again.\n"
+        ));
+        assert_eq!(SOURCE_VERSION, "0.73.1");
+        assert_eq!(providers().len(), 31);
         let models = builtin_models();
-        let find = |id: &str| models.iter().find(|m| m.id == id).unwrap();
-        let gpt5 = find("gpt-5.1");
+        assert_eq!(models.len(), 969);
+        let apis: BTreeSet<&str> = models.iter().map(|m| m.api.as_str()).collect();
+        assert_eq!(
+            apis.into_iter().collect::<Vec<_>>(),
+            [
+                "anthropic-messages",
+                "azure-openai-responses",
+                "bedrock-converse-stream",
+                "google-generative-ai",
+                "google-vertex",
+                "mistral-conversations",
+                "openai-codex-responses",
+                "openai-completions",
+                "openai-responses"
+            ]
+        );
+        let mut seen = BTreeSet::new();
+        for model in &models {
+            assert!(
+                seen.insert((&model.provider, &model.id)),
+                "{}/{} twice",
+                model.provider,
+                model.id
+            );
+            assert!(!model.name.is_empty() && model.context_window > 0 && model.max_tokens > 0);
+        }
+        // Every compat text parses (`to_model` would drop one that did not).
+        for provider in providers() {
+            for model in provider.models {
+                if let Some(text) = model.compat {
+                    let value: serde_json::Value = serde_json::from_str(text).unwrap();
+                    assert!(value.is_object(), "{}/{}", provider.name, model.id);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_field_pi_has_comes_through() {
+        let models = builtin_models();
+        let find = |provider: &str, id: &str| {
+            models
+                .iter()
+                .find(|m| m.provider == provider && m.id == id)
+                .unwrap_or_else(|| panic!("{provider}/{id}"))
+        };
+        let gpt5 = find("openai", "gpt-5.1");
+        assert_eq!(gpt5.api, "openai-responses");
+        assert_eq!(gpt5.base_url, "https://api.openai.com/v1");
         assert_eq!(gpt5.thinking_levels().first(), Some(&ThinkingLevel::Minimal));
         assert_eq!(gpt5.clamp_thinking_level(ThinkingLevel::Off), ThinkingLevel::Minimal);
-        assert_eq!(find("o3").thinking_levels().first(), Some(&ThinkingLevel::Off));
+        let copilot = find("github-copilot", "gpt-4.1");
         assert_eq!(
-            find("claude-sonnet-4-5").thinking_levels().last(),
-            Some(&ThinkingLevel::High)
+            copilot
+                .headers
+                .as_ref()
+                .and_then(|h| h.get("Editor-Version"))
+                .map(String::as_str),
+            Some("vscode/1.107.0")
         );
+        let sonnet = find("anthropic", "claude-sonnet-4-5");
+        assert_eq!(sonnet.cost.input, 3.0);
+        assert_eq!(sonnet.cost.cache_write, 3.75);
+        assert_eq!(sonnet.input, ["text", "image"]);
+        let with_compat = models.iter().filter(|m| m.compat.is_some()).count();
+        let with_map = models.iter().filter(|m| m.thinking_level_map.is_some()).count();
+        let with_headers = models.iter().filter(|m| m.headers.is_some()).count();
+        assert_eq!((with_compat, with_map, with_headers), (71, 157, 28));
+    }
+
+    #[test]
+    fn providers_default_to_their_first_models_api_and_base_url() {
+        let groq = known_provider("groq").unwrap();
+        assert_eq!(
+            (groq.api, groq.base_url),
+            ("openai-completions", "https://api.groq.com/openai/v1")
+        );
+        assert_eq!(env_keys("anthropic"), ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"]);
+        assert_eq!(
+            env_keys("github-copilot"),
+            ["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"]
+        );
+        assert_eq!(env_keys("moonshotai-cn"), ["MOONSHOT_API_KEY"]);
+        assert!(env_keys("amazon-bedrock").is_empty());
+        assert!(env_keys("openai-codex").is_empty());
+        assert!(env_keys("ollama").is_empty());
+    }
+
+    fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    #[test]
+    fn bedrock_credentials_as_pi_ai_sees_them() {
+        let never = |_: &std::path::Path| -> bool { panic!("bedrock reads no file") };
+        for vars in [
+            &[("AWS_PROFILE", "dev")][..],
+            &[("AWS_ACCESS_KEY_ID", "AKIA"), ("AWS_SECRET_ACCESS_KEY", "s")],
+            &[("AWS_BEARER_TOKEN_BEDROCK", "t")],
+            &[("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/creds")],
+            &[("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://169.254.170.2/creds")],
+            &[("AWS_WEB_IDENTITY_TOKEN_FILE", "/var/run/token")],
+        ] {
+            let vars: &'static [(&str, &str)] = vars;
+            assert!(
+                has_ambient_credentials("amazon-bedrock", &env(vars), &never),
+                "{vars:?}"
+            );
+        }
+        for vars in [
+            &[][..],
+            &[("AWS_ACCESS_KEY_ID", "AKIA")],
+            &[("AWS_PROFILE", "")],
+            &[("AWS_REGION", "us-east-1")],
+        ] {
+            let vars: &'static [(&str, &str)] = vars;
+            assert!(
+                !has_ambient_credentials("amazon-bedrock", &env(vars), &never),
+                "{vars:?}"
+            );
+        }
+        assert!(!has_ambient_credentials(
+            "openai",
+            &env(&[("AWS_PROFILE", "dev")]),
+            &never
+        ));
+    }
+
+    #[test]
+    fn vertex_application_default_credentials_as_pi_ai_sees_them() {
+        let all = &[
+            ("GOOGLE_CLOUD_PROJECT", "p"),
+            ("GOOGLE_CLOUD_LOCATION", "us-central1"),
+            ("HOME", "/home/u"),
+        ];
+        let adc = |path: &std::path::Path| {
+            path == std::path::Path::new("/home/u/.config/gcloud/application_default_credentials.json")
+        };
+        assert!(has_ambient_credentials("google-vertex", &env(all), &adc));
+        assert!(!has_ambient_credentials("google-vertex", &env(all), &|_| false));
+        let gcloud = &[
+            ("GCLOUD_PROJECT", "p"),
+            ("GOOGLE_CLOUD_LOCATION", "l"),
+            ("HOME", "/home/u"),
+        ];
+        assert!(has_ambient_credentials("google-vertex", &env(gcloud), &adc));
+        let named = &[
+            ("GOOGLE_CLOUD_PROJECT", "p"),
+            ("GOOGLE_CLOUD_LOCATION", "l"),
+            ("GOOGLE_APPLICATION_CREDENTIALS", "/keys/sa.json"),
+            ("HOME", "/home/u"),
+        ];
+        // The named file replaces the default one.
+        assert!(!has_ambient_credentials("google-vertex", &env(named), &adc));
+        assert!(has_ambient_credentials("google-vertex", &env(named), &|p| p
+            == std::path::Path::new("/keys/sa.json")));
+        let no_location = &[("GOOGLE_CLOUD_PROJECT", "p"), ("HOME", "/home/u")];
+        assert!(!has_ambient_credentials("google-vertex", &env(no_location), &adc));
     }
 }

@@ -426,7 +426,10 @@ impl Checker<'_> {
         if models.is_empty() {
             return Ok(config);
         }
-        let base_url = match (&config.base_url, known.and_then(|known| known.base_url)) {
+        let base_url = match (
+            &config.base_url,
+            known.map(|known| known.base_url).filter(|url| !url.is_empty()),
+        ) {
             (Some(url), _) => url.clone(),
             (None, Some(url)) => url.to_owned(),
             (None, None) => return Err(self.fail(path, r#""baseUrl" is required when defining custom models"#)),
@@ -458,7 +461,7 @@ impl Checker<'_> {
             };
             self.model_fields(object, &at, &mut model)?;
             if model.api.is_empty() {
-                match known.and_then(|known| known.api) {
+                match known.map(|known| known.api) {
                     Some(api) => model.api = api.to_owned(),
                     None => {
                         return Err(self.fail(&at, r#"no "api" specified; set "api" on the provider or the model"#));

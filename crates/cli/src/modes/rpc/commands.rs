@@ -335,12 +335,7 @@ fn state(rpc: &Rpc) -> Value {
 
 fn available_models(rpc: &Rpc) -> Vec<Model> {
     let registry = rpc.app.registry();
-    registry
-        .all()
-        .iter()
-        .filter(|m| registry.is_available(m))
-        .cloned()
-        .collect()
+    registry.available().into_iter().cloned().collect()
 }
 
 fn set_model(rpc: &Rpc, command: &Map<String, Value>) -> Reply {

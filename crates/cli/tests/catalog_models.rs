@@ -1,0 +1,100 @@
+//! Catalog models end to end: pi-ai 0.73.1's models of other providers reached through `pi -p`
+//! against a mock server on 127.0.0.1 (the provider's `baseUrl` moved there in `models.json`, its
+//! key from its usual variable), with the request each sends as a snapshot; and a model over an API
+//! this pi does not implement yet.
+
+use pi_test_support::MockServer;
+use pi_test_support::openai;
+use pi_test_support::sandbox::{Sandbox, output, text};
+use serde_json::{Value, json};
+
+/// The request body without what depends on the machine: each message's role only, and the tools'
+/// names.
+fn shape(mut body: Value) -> Value {
+    if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
+        for message in messages.iter_mut() {
+            *message = json!({"role": message["role"]});
+        }
+    }
+    if let Some(tools) = body.get_mut("tools").and_then(Value::as_array_mut) {
+        for tool in tools.iter_mut() {
+            *tool = tool["function"]["name"].clone();
+        }
+    }
+    body
+}
+
+/// Runs `pi -p` with `args` for `provider`, whose base URL is the mock server's, and `var=key`.
+async fn run(provider: &str, var: &str, key: &str, args: &[&str]) -> (MockServer, std::process::Output) {
+    let server = MockServer::start(vec![openai::text("Hi.")]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.write_models_json(&json!({"providers": {provider: {"baseUrl": server.url("/v1")}}}).to_string());
+    let mut all = vec!["-p", "--provider", provider];
+    all.extend_from_slice(args);
+    all.push("hi");
+    let mut command = sandbox.command(&all);
+    command.env(var, key);
+    let output = output(command).await;
+    (server, output)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_openrouter_model_with_the_catalogs_compat_flags() {
+    let (server, output) = run(
+        "openrouter",
+        "OPENROUTER_API_KEY",
+        "sk-or-v1-test-key-0123",
+        &["--model", "deepseek/deepseek-v4-flash", "--thinking", "xhigh"],
+    )
+    .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hi.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].line, "POST /v1/chat/completions");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer sk-or-v1-test-key-0123")
+    );
+    insta::assert_snapshot!(
+        "openrouter_deepseek_v4_flash_request",
+        serde_json::to_string_pretty(&shape(requests[0].json())).unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_xai_model_without_store_developer_role_or_reasoning_effort() {
+    let (server, output) = run(
+        "xai",
+        "XAI_API_KEY",
+        "xai-test-key-0123",
+        &["--model", "grok-4", "--thinking", "high"],
+    )
+    .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].header("authorization"), Some("Bearer xai-test-key-0123"));
+    insta::assert_snapshot!(
+        "xai_grok_4_request",
+        serde_json::to_string_pretty(&shape(requests[0].json())).unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_over_an_api_not_built_yet_fails_naming_the_api() {
+    let (server, output) = run(
+        "google",
+        "GEMINI_API_KEY",
+        "gemini-test-key-0123",
+        &["--model", "gemini-2.5-pro"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("No API provider registered for api: google-generative-ai"),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
+}

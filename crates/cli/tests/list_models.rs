@@ -1,0 +1,80 @@
+//! `pi --list-models` against goldens recorded from pi 0.73.1 (`tests/data/list-models/`).
+//!
+//! Recorded with `node dist/cli.js --list-models` of `@mariozechner/pi-coding-agent@0.73.1` on Node
+//! 20, `HOME` an empty temporary directory and only `PATH`, `HOME`, `PI_OFFLINE=1`,
+//! `PI_SKIP_VERSION_CHECK=1` and the variables named below in the environment:
+//! `openrouter.txt` with `OPENROUTER_API_KEY=x`; `every-key.txt` with every variable pi-ai 0.73.1's
+//! `env-api-keys` reads (each `=x`) and `AWS_PROFILE=x`. pi writes the table to stderr when stdout is
+//! not a terminal (its stdout take-over outside the interactive mode); we write it to stdout,
+//! so the golden is compared with our stdout.
+
+use pi_test_support::sandbox::{Sandbox, text};
+
+const EVERY_KEY: &[&str] = &[
+    "ANTHROPIC_OAUTH_TOKEN",
+    "ANTHROPIC_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "CEREBRAS_API_KEY",
+    "CLOUDFLARE_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "FIREWORKS_API_KEY",
+    "COPILOT_GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
+    "GEMINI_API_KEY",
+    "GOOGLE_CLOUD_API_KEY",
+    "GROQ_API_KEY",
+    "HF_TOKEN",
+    "KIMI_API_KEY",
+    "MINIMAX_API_KEY",
+    "MINIMAX_CN_API_KEY",
+    "MISTRAL_API_KEY",
+    "MOONSHOT_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENCODE_API_KEY",
+    "OPENROUTER_API_KEY",
+    "AI_GATEWAY_API_KEY",
+    "XAI_API_KEY",
+    "XIAOMI_API_KEY",
+    "XIAOMI_TOKEN_PLAN_AMS_API_KEY",
+    "XIAOMI_TOKEN_PLAN_CN_API_KEY",
+    "XIAOMI_TOKEN_PLAN_SGP_API_KEY",
+    "ZAI_API_KEY",
+    "AWS_PROFILE",
+];
+
+async fn list_models(vars: &[&str]) -> String {
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    let mut command = sandbox.command(&["--list-models"]);
+    command.env("PI_OFFLINE", "1").env("PI_SKIP_VERSION_CHECK", "1");
+    for var in vars {
+        command.env(var, "x");
+    }
+    let output = pi_test_support::sandbox::output(command).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    text(&output.stdout)
+}
+
+fn golden(name: &str) -> String {
+    let path = format!("{}/tests/data/list-models/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
+}
+
+/// Line by line, so that a difference names its line.
+fn assert_same_lines(ours: &str, pi: &str) {
+    for (i, (ours, pi)) in ours.lines().zip(pi.lines()).enumerate() {
+        assert_eq!(ours, pi, "line {}", i + 1);
+    }
+    assert_eq!(ours.lines().count(), pi.lines().count(), "number of lines");
+    assert_eq!(ours, pi);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn openrouters_models_as_pi_lists_them() {
+    assert_same_lines(&list_models(&["OPENROUTER_API_KEY"]).await, &golden("openrouter.txt"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_providers_models_as_pi_lists_them() {
+    assert_same_lines(&list_models(EVERY_KEY).await, &golden("every-key.txt"));
+}
