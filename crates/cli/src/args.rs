@@ -182,7 +182,7 @@ pub struct Args {
     #[arg(long)]
     pub verbose: bool,
 
-    /// Disable startup network operations (same as PI_OFFLINE=1; this pi makes none)
+    /// Disable startup network operations (same as PI_OFFLINE=1)
     #[arg(long)]
     pub offline: bool,
 

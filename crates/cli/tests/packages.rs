@@ -184,6 +184,33 @@ impl World {
         command.output().unwrap()
     }
 
+    /// `get_commands` of `pi --mode rpc` (with a key, so that a model is configured): each
+    /// command's name and source.
+    fn rpc_commands(&self, node: &str) -> Vec<(String, String)> {
+        use std::io::Write;
+        let mut command = self.sandbox.command(&["--mode", "rpc"]);
+        command
+            .envs(self.npm_env())
+            .envs(self.git_env())
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("PI_NODE", node)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"{\"type\":\"get_commands\"}\n").unwrap();
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        let line = text(&output.stdout);
+        let response: serde_json::Value = serde_json::from_str(line.lines().next().unwrap_or("")).unwrap();
+        response["data"]["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["name"].as_str().unwrap().to_owned(), c["source"].as_str().unwrap().to_owned()))
+            .collect()
+    }
+
     fn manager(&self) -> PackageManager {
         let mut manager = PackageManager::new(&self.sandbox.project, self.sandbox.agent_dir());
         for (name, value) in self.npm_env().into_iter().chain(self.git_env()) {
@@ -304,6 +331,33 @@ async fn a_local_package_is_installed_listed_loaded_and_removed() {
     assert_eq!(paths(&loaded.prompts), [package.join("prompts/hi.md")]);
     assert_eq!(paths(&loaded.themes), [package.join("themes/demo.json")]);
     assert_eq!(loaded.extensions[0].package.source, "../../../project/local-package");
+    // A run loads what the package provides: its prompt template and skill are commands, and its
+    // extension's command too (when a Node.js can run it).
+    let node = std::env::var("PI_NODE").unwrap_or_else(|_| "node".to_owned());
+    let has_node = std::process::Command::new(&node)
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    assert!(
+        has_node || std::env::var_os("PI_REQUIRE_NODE").is_none(),
+        "PI_REQUIRE_NODE is set, but {node} cannot run"
+    );
+    std::fs::write(
+        package.join("extensions/hello.ts"),
+        "export default function (pi: any) {\n  pi.registerCommand(\"hello\", { description: \"Say hello\", handler: async () => {} });\n}\n",
+    )
+    .unwrap();
+    let commands = world.rpc_commands(&node);
+    let mut expected = vec![
+        ("hi".to_owned(), "prompt".to_owned()),
+        ("skill:review".to_owned(), "skill".to_owned()),
+    ];
+    if has_node {
+        expected.insert(0, ("hello".to_owned(), "extension".to_owned()));
+    } else {
+        println!("skipped: the package's extension command ({node} cannot run)");
+    }
+    assert_eq!(commands, expected);
     let config = world.pi(&["config"]);
     assert_eq!(
         text(&config.stdout),
