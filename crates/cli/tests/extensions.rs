@@ -302,3 +302,113 @@ async fn help_lists_the_flags_extensions_register_as_pi_does() {
     let plain = sandbox.run(&["--help"]).await;
     assert!(!text(&plain.stdout).contains("Extension CLI Flags:"));
 }
+
+/// pi 0.73.1's shipped example extensions, unchanged, through our binary in print mode: the Node
+/// host runs them and the events reach them — `permission-gate` blocks `rm -rf` (no UI: pi's
+/// "Dangerous command blocked (no UI for confirmation)"), `protected-paths` refuses a write to
+/// `.env`, `input-transform` rewrites `?quick …` before the model sees it. Needs Node.js and pi
+/// 0.73.1's package (`.ci/ensure-pi073`; required under `PI_REQUIRE_PI073`).
+#[tokio::test(flavor = "multi_thread")]
+async fn pi_0_73_1s_example_extensions_work_through_the_binary() {
+    let env: crate::rpc_client::Env = std::sync::Arc::new(|name: &str| std::env::var(name).ok());
+    let Some((node, package)) = crate::rpc_client::reference_or_skip(env).await else {
+        return;
+    };
+    let examples = package.join("examples/extensions");
+    let run = |sandbox: &Sandbox, args: &[&str]| {
+        let mut command = sandbox.command(args);
+        command.env("PI_NODE", &node);
+        pi_test_support::sandbox::output(command)
+    };
+    let example = |name: &str| examples.join(name).display().to_string();
+
+    // permission-gate: the call is blocked with the extension's reason; nothing is deleted.
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[("call_1", "bash", json!({"command": "rm -rf build"}))]),
+        openai::text("Not allowed."),
+    ])
+    .await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.use_server(&server);
+    std::fs::create_dir_all(sandbox.project.join("build")).unwrap();
+    let out = run(&sandbox, &["-e", &example("permission-gate.ts"), "-p", "Clean up"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Not allowed.\n");
+    assert!(sandbox.project.join("build").is_dir(), "the command ran");
+    let result = server.requests()[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["content"], "Dangerous command blocked (no UI for confirmation)");
+
+    // protected-paths: a write to .env is refused.
+    let server = MockServer::start(vec![
+        openai::tool_calls(&[("call_1", "write", json!({"path": ".env", "content": "KEY=1"}))]),
+        openai::text("Refused."),
+    ])
+    .await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.use_server(&server);
+    let out = run(&sandbox, &["-e", &example("protected-paths.ts"), "-p", "Write the env"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!sandbox.project.join(".env").exists(), "the write happened");
+    let result = server.requests()[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(result["content"], "Path \".env\" is protected");
+
+    // input-transform: the model sees the rewritten prompt.
+    let server = MockServer::start(vec![openai::text("Short.")]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.use_server(&server);
+    let out = run(
+        &sandbox,
+        &["-e", &example("input-transform.ts"), "-p", "?quick what is rust"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let request = server.requests()[0].json();
+    let user = request["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        user["content"],
+        json!([{"type": "text", "text": "Respond briefly in 1-2 sentences: what is rust"}])
+    );
+}
+
+/// A TypeScript handler that throws in an event the host goes on with (here `input`) is reported on
+/// stderr as pi reports it, and the prompt still reaches the model unchanged (the host's
+/// `extension.error` notification). Needs Node.js (found with pi 0.73.1's package, as above).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_typescript_handler_that_throws_is_reported_and_the_run_goes_on() {
+    let env: crate::rpc_client::Env = std::sync::Arc::new(|name: &str| std::env::var(name).ok());
+    let Some((node, _)) = crate::rpc_client::reference_or_skip(env).await else {
+        return;
+    };
+    let server = MockServer::start(vec![openai::text("Fine.")]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.use_server(&server);
+    let extension = sandbox.project.join("broken.ts");
+    std::fs::write(
+        &extension,
+        "export default function (pi: any) {\n  pi.on(\"input\", () => { throw new Error(\"input broke\"); });\n}\n",
+    )
+    .unwrap();
+    let mut command = sandbox.command(&["-e", "broken.ts", "-p", "hi"]);
+    command.env("PI_NODE", &node);
+    let out = pi_test_support::sandbox::output(command).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Fine.\n");
+    assert_eq!(
+        text(&out.stderr),
+        format!("Extension error ({}): input broke\n", extension.display())
+    );
+    let request = server.requests()[0].json();
+    let user = request["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(user["content"], json!([{"type": "text", "text": "hi"}]));
+}

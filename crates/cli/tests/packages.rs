@@ -207,7 +207,12 @@ impl World {
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| (c["name"].as_str().unwrap().to_owned(), c["source"].as_str().unwrap().to_owned()))
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_owned(),
+                    c["source"].as_str().unwrap().to_owned(),
+                )
+            })
             .collect()
     }
 

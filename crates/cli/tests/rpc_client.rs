@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rpc-client");
 
 /// Reads an environment variable (the process's, or a fixed map in the test of [`reference`]).
-type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub(crate) type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// The Node.js and the package directory of pi 0.73.1 to run the client with, or why there are
 /// none.
@@ -61,7 +61,7 @@ async fn reference(env: Env) -> Result<(PathBuf, PathBuf), String> {
 
 /// [`reference`], or `None` after printing why the test is skipped — unless `PI_REQUIRE_PI073` is
 /// set in `env`, which fails the test instead.
-async fn reference_or_skip(env: Env) -> Option<(PathBuf, PathBuf)> {
+pub(crate) async fn reference_or_skip(env: Env) -> Option<(PathBuf, PathBuf)> {
     match reference(env.clone()).await {
         Ok(found) => Some(found),
         Err(why) => {

@@ -94,6 +94,13 @@ impl Handler for ExtensionHandlers {
                 }
             }
             "ctx.shutdown" => self.hub.request_shutdown(),
+            // A handler threw in an event the host went on with (every event but `tool_call`):
+            // reported as pi reports it, the other extensions' results kept.
+            "extension.error" => self.hub.report(&super::events::ExtensionError::Handler {
+                extension: text_of(&params, "extension").unwrap_or_default(),
+                event: text_of(&params, "event").unwrap_or_default(),
+                message: text_of(&params, "message").unwrap_or_default(),
+            }),
             _ => tool_notification(connection, method, params),
         }
     }
