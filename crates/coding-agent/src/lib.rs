@@ -60,7 +60,7 @@ mod session;
 mod system_prompt;
 mod ui;
 
-pub use app::{App, AppError, SessionStats, UserMessageEntry, WarnFn};
+pub use app::{App, AppError, NavigateOptions, NavigateOutcome, SessionStats, UserMessageEntry, WarnFn};
 pub use builder::{BuildError, BuiltSession, SessionBuilder, ToolSelection};
 pub use messages::{bash_execution_text, convert_to_llm};
 pub use model_choice::{

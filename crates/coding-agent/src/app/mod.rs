@@ -40,6 +40,12 @@ pub enum AppError {
     /// The session has no entry to clone up to.
     #[error("Cannot clone session: no current entry selected")]
     NothingToClone,
+    /// A branch summary was asked for without a model.
+    #[error("No model available for summarization")]
+    NoModelForSummary,
+    /// The branch summary request failed (the model's error).
+    #[error("{0}")]
+    BranchSummary(String),
     /// Listing the sessions was interrupted (its blocking task panicked or was cancelled).
     #[error("listing sessions was interrupted: {0}")]
     Interrupted(#[from] tokio::task::JoinError),
@@ -497,35 +503,6 @@ impl App {
         Ok(())
     }
 
-    /// pi's `/tree`: moves the session to an earlier point of its tree, in the same file. For a
-    /// user message the leaf goes to just before it and its text is returned (for the editor, to
-    /// send again or change); for any other entry the leaf goes to the entry itself. The model and
-    /// thinking level stay; custom tools get `tree`. Fails while a run is active.
-    pub async fn navigate(&self, entry_id: &str) -> Result<Option<String>, AppError> {
-        let target = self.with_store(|store| {
-            let entry = store
-                .entry(entry_id)
-                .ok_or_else(|| AppError::EntryNotFound(entry_id.to_owned()))?;
-            Ok::<_, AppError>(match &entry.kind {
-                EntryKind::Message(AgentMessage::User(user)) => (entry.parent_id.clone(), Some(user.content.text())),
-                _ => (Some(entry.id.clone()), None),
-            })
-        })?;
-        self.inner.session.agent().reset()?;
-        self.drop_pending("Moved to another point of the session tree.").await;
-        let (leaf, text) = target;
-        self.with_store(|store| match &leaf {
-            Some(id) => store.branch(id).map_err(AppError::from),
-            None => {
-                store.reset_leaf();
-                Ok(())
-            }
-        })?;
-        self.restore(true, true);
-        self.notify_tools(SessionReason::Tree, None).await;
-        Ok(text)
-    }
-
     /// The user messages of the session's tree in depth-first order (`/tree`, `/fork`), each with
     /// its indentation (one level per fork above it) and whether it is on the current branch.
     pub fn user_messages(&self) -> Vec<UserMessageEntry> {
@@ -751,5 +728,8 @@ fn custom_parts(custom: &CustomMessage) -> (String, UserContent, bool, Option<Va
 }
 
 mod compact;
+mod tree;
+
+pub use tree::{NavigateOptions, NavigateOutcome};
 #[cfg(test)]
 mod tests;
