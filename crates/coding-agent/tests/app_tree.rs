@@ -181,7 +181,10 @@ async fn a_summarized_navigation_sends_pis_request_and_writes_pis_entries() {
     let recorded: Value = serde_json::from_str(&data("branch-requests.json")).unwrap();
     let (system, prompt, max_tokens, reasoning) = summary_request.lock().unwrap().clone().unwrap();
     assert_eq!(system, recorded[0]["messages"][0]["content"].as_str().unwrap());
-    assert_eq!(prompt, recorded[0]["messages"][1]["content"][0]["text"].as_str().unwrap());
+    assert_eq!(
+        prompt,
+        recorded[0]["messages"][1]["content"][0]["text"].as_str().unwrap()
+    );
     assert_eq!(Some(2048), max_tokens);
     assert_eq!(recorded[0]["max_completion_tokens"], 2048);
     assert!(!reasoning);
@@ -234,7 +237,11 @@ async fn without_a_summary_the_leaf_moves_and_the_label_goes_on_the_target() {
         let leaf = store.entry(store.leaf_id().unwrap()).unwrap().clone();
         (leaf.parent_id.clone(), store.label(&id(6)).map(str::to_owned))
     });
-    assert_eq!(leaf_parent.as_deref(), Some(id(6).as_str()), "the label entry hangs below it");
+    assert_eq!(
+        leaf_parent.as_deref(),
+        Some(id(6).as_str()),
+        "the label entry hangs below it"
+    );
     assert_eq!(label.as_deref(), Some("here"));
     // Navigating to where it already is changes nothing.
     let before = app.with_store(|store| store.entries().len());

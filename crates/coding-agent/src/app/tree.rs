@@ -152,12 +152,7 @@ impl App {
         );
         let mut supplied = None;
         for hook in &hooks {
-            let answer = hook
-                .before_tree(BeforeTreeEvent {
-                    preparation,
-                    cancel,
-                })
-                .await;
+            let answer = hook.before_tree(BeforeTreeEvent { preparation, cancel }).await;
             if answer.cancel {
                 return Ok(NavigateOutcome {
                     cancelled: true,

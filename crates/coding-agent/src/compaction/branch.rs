@@ -93,7 +93,9 @@ impl BranchSummarySettings {
             reserve_tokens: field("reserveTokens")
                 .and_then(Value::as_u64)
                 .unwrap_or(defaults.reserve_tokens),
-            skip_prompt: field("skipPrompt").and_then(Value::as_bool).unwrap_or(defaults.skip_prompt),
+            skip_prompt: field("skipPrompt")
+                .and_then(Value::as_bool)
+                .unwrap_or(defaults.skip_prompt),
         }
     }
 }

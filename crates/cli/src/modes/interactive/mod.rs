@@ -166,6 +166,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
         let _ = event_tx.send(event.clone());
     });
     let (run_tx, mut runs) = mpsc::unbounded_channel::<RunResult>();
+    let (tree_tx, mut trees) = mpsc::unbounded_channel::<TreeMessage>();
     let mut requests = options.requests.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let mut warnings = options.warnings.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let mut ticker = tokio::time::interval(Loader::INTERVAL);
@@ -231,10 +232,11 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
                 }
                 refresh(&mut screen, app);
             }
+            Some(message) = trees.recv() => tree_message(message, &mut screen, app, &tree_tx).await,
             _ = ticker.tick(), if screen.is_running() => screen.tick(),
         }
         if let Some(action) = action
-            && !perform(action, &mut screen, app, &run_tx).await
+            && !perform(action, &mut screen, app, &run_tx, &tree_tx).await
         {
             break;
         }
@@ -315,7 +317,13 @@ fn start_run(screen: &mut Screen, app: &App, messages: Vec<AgentMessage>, done: 
 }
 
 /// Carries out `action`; `false` to leave.
-async fn perform(action: Action, screen: &mut Screen, app: &App, runs: &mpsc::UnboundedSender<RunResult>) -> bool {
+async fn perform(
+    action: Action,
+    screen: &mut Screen,
+    app: &App,
+    runs: &mpsc::UnboundedSender<RunResult>,
+    trees: &mpsc::UnboundedSender<TreeMessage>,
+) -> bool {
     let session = app.session();
     match action {
         Action::Exit => return false,
@@ -328,6 +336,7 @@ async fn perform(action: Action, screen: &mut Screen, app: &App, runs: &mpsc::Un
             screen.restore_queued(texts.map(|message| message.content.text()).collect());
         }
         Action::Abort => {
+            app.abort_branch_summary();
             let session = session.clone();
             tokio::spawn(async move { session.abort().await });
         }
@@ -348,7 +357,7 @@ async fn perform(action: Action, screen: &mut Screen, app: &App, runs: &mpsc::Un
             refresh(screen, app);
         }
         Action::Command(command) => command_action(command, screen, app).await,
-        Action::Pick { kind, id } => picked(kind, &id, screen, app).await,
+        Action::Pick { kind, id } => picked(kind, &id, screen, app, trees).await,
     }
     true
 }
@@ -506,7 +515,13 @@ async fn command_action(command: SlashCommand, screen: &mut Screen, app: &App) {
     }
 }
 
-async fn picked(kind: PickerKind, id: &str, screen: &mut Screen, app: &App) {
+async fn picked(
+    kind: PickerKind,
+    id: &str,
+    screen: &mut Screen,
+    app: &App,
+    trees: &mpsc::UnboundedSender<TreeMessage>,
+) {
     match kind {
         PickerKind::Model => {
             let Some((provider, model_id)) = id.split_once('/') else {
@@ -536,26 +551,152 @@ async fn picked(kind: PickerKind, id: &str, screen: &mut Screen, app: &App) {
                 Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
             }
         }
-        PickerKind::Tree | PickerKind::Fork => {
+        PickerKind::Fork => {
             if busy(screen) {
                 return;
             }
-            let (result, done) = if kind == PickerKind::Fork {
-                let result = app.fork(id).await.map(Some);
-                (result, "✓ Forked to a new session; edit the message and send it")
-            } else {
-                let result = app.navigate(id).await;
-                (
-                    result,
-                    "✓ Moved to an earlier point; what you send now starts a new branch",
-                )
-            };
-            if result.is_ok() {
-                screen.notice(done, NoticeKind::Info);
+            match app.fork(id).await {
+                Ok(text) => {
+                    screen.notice(
+                        "✓ Forked to a new session; edit the message and send it",
+                        NoticeKind::Info,
+                    );
+                    screen.editor_mut().set_text(&text);
+                }
+                Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
             }
+        }
+        PickerKind::Tree => {
+            if busy(screen) {
+                return;
+            }
+            if app.with_store(|store| store.leaf_id() == Some(id)) {
+                screen.notice("Already at this point", NoticeKind::Info);
+            } else if app.branch_summary_settings().skip_prompt {
+                start_navigation(screen, app, id, false, None, trees);
+            } else {
+                ask_summary(screen, id);
+            }
+        }
+        PickerKind::TreeSummary => {
+            let Some((choice, target)) = id.split_once(TREE_CHOICE_SEPARATOR) else {
+                return;
+            };
+            match choice {
+                "custom" => {
+                    // pi asks for the instructions in an editor; a cancel goes back to the choice.
+                    let (reply, answer) = tokio::sync::oneshot::channel();
+                    screen.push_request(UiRequest::Input {
+                        title: "Custom summarization instructions".to_owned(),
+                        placeholder: None,
+                        reply,
+                    });
+                    let trees = trees.clone();
+                    let target = target.to_owned();
+                    tokio::spawn(async move {
+                        let message = match answer.await {
+                            Ok(Some(instructions)) => TreeMessage::Instructions { target, instructions },
+                            _ => TreeMessage::AskAgain { target },
+                        };
+                        let _ = trees.send(message);
+                    });
+                }
+                choice => start_navigation(screen, app, target, choice == "summarize", None, trees),
+            }
+            return;
+        }
+    }
+    refresh(screen, app);
+}
+
+/// Separates the choice from the entry id in the ids of the "Summarize branch?" picker.
+const TREE_CHOICE_SEPARATOR: char = '\u{1f}';
+
+/// pi's "Summarize branch?" after `/tree` chose `target`.
+fn ask_summary(screen: &mut Screen, target: &str) {
+    let items = [
+        ("none", "No summary"),
+        ("summarize", "Summarize"),
+        ("custom", "Summarize with custom prompt"),
+    ]
+    .into_iter()
+    .map(|(choice, label)| {
+        (
+            format!("{choice}{TREE_CHOICE_SEPARATOR}{target}"),
+            SelectItem::new(label),
+        )
+    })
+    .collect();
+    screen.open_picker(PickerKind::TreeSummary, "Summarize branch?", items, 0);
+}
+
+/// What the background part of `/tree` reports to the loop.
+#[derive(Debug)]
+enum TreeMessage {
+    /// The custom instructions were given: summarize with them.
+    Instructions { target: String, instructions: String },
+    /// The instructions were cancelled: ask again.
+    AskAgain { target: String },
+    /// The navigation ended.
+    Done(Result<pi_coding_agent::NavigateOutcome, pi_coding_agent::AppError>),
+}
+
+/// Navigates to `target` in the background (a summary takes a model call; Esc aborts it).
+fn start_navigation(
+    screen: &mut Screen,
+    app: &App,
+    target: &str,
+    summarize: bool,
+    instructions: Option<String>,
+    trees: &mpsc::UnboundedSender<TreeMessage>,
+) {
+    if summarize {
+        screen.set_busy_with("Summarizing branch... (esc to cancel)");
+    }
+    let (app, trees, target) = (app.clone(), trees.clone(), target.to_owned());
+    tokio::spawn(async move {
+        let options = pi_coding_agent::NavigateOptions {
+            summarize,
+            custom_instructions: instructions,
+            ..Default::default()
+        };
+        let result = app.navigate_tree(&target, options).await;
+        let _ = trees.send(TreeMessage::Done(result));
+    });
+}
+
+async fn tree_message(
+    message: TreeMessage,
+    screen: &mut Screen,
+    app: &App,
+    trees: &mpsc::UnboundedSender<TreeMessage>,
+) {
+    match message {
+        TreeMessage::Instructions { target, instructions } => {
+            start_navigation(screen, app, &target, true, Some(instructions), trees)
+        }
+        TreeMessage::AskAgain { target } => ask_summary(screen, &target),
+        TreeMessage::Done(result) => {
+            screen.set_running(false);
             match result {
-                Ok(Some(text)) => screen.editor_mut().set_text(&text),
-                Ok(None) => {}
+                Ok(outcome) if outcome.aborted => {
+                    screen.notice("Branch summarization cancelled", NoticeKind::Info);
+                    command_action(SlashCommand::Tree, screen, app).await;
+                }
+                Ok(outcome) if outcome.cancelled => screen.notice("Navigation cancelled", NoticeKind::Info),
+                Ok(outcome) => {
+                    if let Some(entry) = &outcome.summary_entry
+                        && let pi_session_store::EntryKind::BranchSummary(summary) = &entry.kind
+                    {
+                        screen.notice(summary.summary.clone(), NoticeKind::Info);
+                    }
+                    screen.notice("Navigated to selected point", NoticeKind::Info);
+                    if let Some(text) = outcome.editor_text
+                        && screen.editor_mut().text().trim().is_empty()
+                    {
+                        screen.editor_mut().set_text(&text);
+                    }
+                }
                 Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
             }
         }
