@@ -131,13 +131,16 @@ fn text_of(message: &AgentMessage) -> String {
     }
 }
 
+/// What a summary request held: system prompt, prompt text, output limit, whether reasoning.
+type SummaryRequest = (String, String, Option<u64>, bool);
+
 #[tokio::test]
 async fn a_summarized_navigation_sends_pis_request_and_writes_pis_entries() {
     let dir = tempfile::tempdir().unwrap();
     let faux = faux();
     // (system prompt, prompt text, max tokens, reasoning) of the summary request; the context of
     // the prompt after.
-    let summary_request: Arc<Mutex<Option<(String, String, Option<u64>, bool)>>> = Arc::default();
+    let summary_request: Arc<Mutex<Option<SummaryRequest>>> = Arc::default();
     let after: Arc<Mutex<Vec<String>>> = Arc::default();
     let (seen, seen_after) = (summary_request.clone(), after.clone());
     faux.set_responses([

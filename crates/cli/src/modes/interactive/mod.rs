@@ -638,7 +638,7 @@ enum TreeMessage {
     /// The instructions were cancelled: ask again.
     AskAgain { target: String },
     /// The navigation ended.
-    Done(Result<pi_coding_agent::NavigateOutcome, pi_coding_agent::AppError>),
+    Done(Box<Result<pi_coding_agent::NavigateOutcome, pi_coding_agent::AppError>>),
 }
 
 /// Navigates to `target` in the background (a summary takes a model call; Esc aborts it).
@@ -661,7 +661,7 @@ fn start_navigation(
             ..Default::default()
         };
         let result = app.navigate_tree(&target, options).await;
-        let _ = trees.send(TreeMessage::Done(result));
+        let _ = trees.send(TreeMessage::Done(Box::new(result)));
     });
 }
 
@@ -678,7 +678,7 @@ async fn tree_message(
         TreeMessage::AskAgain { target } => ask_summary(screen, &target),
         TreeMessage::Done(result) => {
             screen.set_running(false);
-            match result {
+            match *result {
                 Ok(outcome) if outcome.aborted => {
                     screen.notice("Branch summarization cancelled", NoticeKind::Info);
                     command_action(SlashCommand::Tree, screen, app).await;
