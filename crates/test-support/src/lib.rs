@@ -230,6 +230,10 @@ impl MockServer {
                 let Ok((mut socket, _)) = listener.accept().await else {
                     return;
                 };
+                // The head and each chunk are separate writes: without this, Nagle's algorithm
+                // holds a write back until the client's delayed ACK (40 ms on Linux), which a
+                // benchmark would measure instead of the program.
+                let _ = socket.set_nodelay(true);
                 let recorded = recorded.clone();
                 let respond = respond.clone();
                 tokio::spawn(async move {
