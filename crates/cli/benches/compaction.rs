@@ -31,9 +31,9 @@ const RESERVE_TOKENS: u64 = 4_000;
 const KEEP_RECENT_TOKENS: u64 = 2_000;
 const OUTPUT_TOKENS: u64 = 60;
 
-/// pi 0.73.1's figures, measured with this bench on 2026-11-26 (Node v20, 2 000 turns, a shared
-/// 2-core machine at load 8.5); printed when pi cannot be run.
-const PI_RECORDED: &str = "pi 0.73.1 (recorded 2026-11-26, not measured now): 2000 turns in 83.0 s, peak RSS 259.0 MiB, 27 compactions, 15.27 M tokens sent in 2027 requests";
+/// pi 0.73.1's figures, measured with this bench on 2026-11-26 (Node v20, 2 000 turns, a 2-core
+/// machine at load 1); printed when pi cannot be run.
+const PI_RECORDED: &str = "pi 0.73.1 (recorded 2026-11-26, not measured now): 2000 turns in 23.1 s, peak RSS 255.5 MiB, 27 compactions, 15.27 M tokens sent in 2027 requests";
 
 /// What one program did.
 struct Figures {
