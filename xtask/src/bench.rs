@@ -7,7 +7,10 @@
 //!   by side with the `ast-grep` CLI when it is installed (`docs/tools/ast_edit.md`);
 //! * `pi-cli --bench cli`: `pi --version` wall time and peak memory, and a scripted 7-tool-call
 //!   `pi -p` session against a local mock server (`docs/cli.md`);
-//! * `pi-session-store --bench session_load`: opening a 100k-entry session file (`docs/sessions.md`).
+//! * `pi-session-store --bench session_load`: opening a 100k-entry session file (`docs/sessions.md`);
+//! * `pi-cli --bench compaction`: a 2 000-turn RPC session with compaction on — time, peak memory and
+//!   tokens sent, side by side with pi 0.73.1 when Node.js and its package are there, else pi's last
+//!   recorded figures (`docs/compaction.md`).
 //!
 //! Extra arguments go to every `cargo bench`, e.g. `cargo xtask bench -- --quick`.
 
@@ -22,6 +25,7 @@ pub const BENCHES: &[&[&str]] = &[
     &["bench", "-p", "pi-coding-agent", "--bench", "ast_edit"],
     &["bench", "-p", "pi-cli", "--bench", "cli"],
     &["bench", "-p", "pi-session-store", "--bench", "session_load"],
+    &["bench", "-p", "pi-cli", "--bench", "compaction"],
 ];
 
 /// Runs every bench of [`BENCHES`] in `root` with `extra` appended; stops at the first failure.

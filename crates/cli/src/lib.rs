@@ -546,6 +546,9 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     app.set_compaction_settings(pi_coding_agent::compaction::CompactionSettings::from_settings(
         &settings.raw,
     ));
+    app.set_branch_summary_settings(pi_coding_agent::compaction::BranchSummarySettings::from_settings(
+        &settings.raw,
+    ));
     // A session with history gets its model and thinking level back (unless the command line
     // names them); a new one records the ones it starts with.
     app.start(args.model.is_some() || args.provider.is_some(), args.thinking.is_some());

@@ -10,8 +10,10 @@ use std::time::Duration;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use futures::StreamExt;
-use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
-use pi_agent_core::{AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, StreamFn, StreamOptions};
+use pi_agent_core::faux::{FauxModel, FauxResponse, faux_assistant_message, faux_assistant_text, faux_tool_call};
+use pi_agent_core::{
+    AgentMessage, AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, StreamFn, StreamOptions,
+};
 use pi_ai::ModelRegistry;
 use pi_cli::modes::interactive::{InteractiveOptions, Terminal, run_with_terminal};
 use pi_coding_agent::App;
@@ -352,7 +354,10 @@ async fn slash_commands_tree_fork_session_model_and_new() {
     .await;
     keys.send(key(KeyCode::Up)).unwrap();
     keys.send(key(KeyCode::Enter)).unwrap();
-    wait_for("the move", || vt.screen().contains("Moved to an earlier point")).await;
+    // pi asks whether to summarize the branch left; Enter: "No summary".
+    wait_for("the summary question", || vt.screen().contains("Summarize branch?")).await;
+    keys.send(key(KeyCode::Enter)).unwrap();
+    wait_for("the move", || vt.screen().contains("Navigated to selected point")).await;
     assert!(
         vt.screen().contains("> first question"),
         "the message is back in the editor:\n{}",
@@ -545,4 +550,97 @@ async fn an_extension_command_typed_in_the_editor_runs_and_help_lists_it() {
     type_line(&keys, "quit");
     assert_eq!(run.await.unwrap(), 0);
     extensions.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tree_summarizes_the_branch_left_with_custom_instructions() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let prompts: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = prompts.clone();
+    faux.set_responses([
+        FauxResponse::from(faux_assistant_text("Answer one.")),
+        FauxResponse::from(faux_assistant_text("Answer two.")),
+        FauxResponse::factory(move |request| {
+            if let Some(AgentMessage::User(user)) = request.context.messages.first() {
+                seen.lock().unwrap().push(user.content.text());
+            }
+            faux_assistant_text("## Goal\nSecond question explored.")
+        }),
+    ]);
+    let app = app(dir.path(), &faux, &[]);
+    let vt = Vt::new(100, 40);
+    let (keys, events) = mpsc::unbounded_channel();
+    let term = Terminal {
+        out: vt.clone(),
+        size: (100, 40),
+        events,
+        probe: Some(vt.probe()),
+    };
+    let looped = app.clone();
+    let run = tokio::spawn(async move { run_with_terminal(&looped, InteractiveOptions::default(), term).await });
+    let idle = |vt: &Vt| !vt.screen().contains("Working");
+    type_line(&keys, "first question");
+    wait_for("answer one", || vt.screen().contains("Answer one.") && idle(&vt)).await;
+    type_line(&keys, "second question");
+    wait_for("answer two", || vt.screen().contains("Answer two.") && idle(&vt)).await;
+
+    // Back to the second question, summarizing what came after it with instructions.
+    type_line(&keys, "/tree");
+    wait_for("the tree picker", || {
+        vt.screen().contains("Continue from an earlier message")
+    })
+    .await;
+    keys.send(key(KeyCode::Enter)).unwrap();
+    wait_for("the summary question", || vt.screen().contains("Summarize branch?")).await;
+    assert!(vt.screen().contains("Summarize with custom prompt"), "{}", vt.screen());
+    keys.send(key(KeyCode::Down)).unwrap();
+    keys.send(key(KeyCode::Down)).unwrap();
+    keys.send(key(KeyCode::Enter)).unwrap();
+    wait_for("the instructions", || {
+        vt.screen().contains("Custom summarization instructions")
+    })
+    .await;
+    type_line(&keys, "Keep the names");
+    wait_for("the move", || vt.screen().contains("Navigated to selected point")).await;
+    assert!(vt.screen().contains("Second question explored."), "{}", vt.screen());
+    assert!(vt.screen().contains("> second question"), "{}", vt.screen());
+    let prompts = prompts.lock().unwrap().clone();
+    assert_eq!(prompts.len(), 1);
+    // What lies below the target (it is on both branches, as pi counts the common ancestor).
+    assert!(
+        prompts[0].starts_with("<conversation>\n[Assistant]: Answer two.\n</conversation>"),
+        "{}",
+        prompts[0]
+    );
+    assert!(
+        prompts[0].ends_with("\n\nAdditional focus: Keep the names"),
+        "{}",
+        prompts[0]
+    );
+    // The summary is the new leaf, below the first answer, and in the context.
+    let (summary, parent) = app.with_store(|store| {
+        let leaf = store.entry(store.leaf_id().unwrap()).unwrap().clone();
+        let pi_session_store::EntryKind::BranchSummary(summary) = leaf.kind else {
+            panic!("{leaf:?}")
+        };
+        (summary.summary, leaf.parent_id)
+    });
+    assert!(summary.starts_with("The user explored a different conversation branch before returning here."));
+    let messages = app.session().agent().messages();
+    assert_eq!(messages.len(), 3, "first question, its answer, the summary");
+    let first_answer = app.with_store(|store| {
+        store
+            .entries()
+            .iter()
+            .find(|e| matches!(e.message(), Some(AgentMessage::Assistant(a)) if a.text() == "Answer one."))
+            .map(|e| e.id.clone())
+    });
+    assert_eq!(parent, first_answer);
+
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)))
+        .unwrap();
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
+        .unwrap();
+    assert_eq!(run.await.unwrap(), 0);
 }

@@ -67,7 +67,8 @@ mod system_prompt;
 mod ui;
 
 pub use app::{
-    App, AppError, ModelSelectSource, SessionStartReason, SessionStats, ShutdownReason, UserMessageEntry, WarnFn,
+    App, AppError, ModelSelectSource, NavigateOptions, NavigateOutcome, SessionStartReason, SessionStats,
+    ShutdownReason, UserMessageEntry, WarnFn,
 };
 pub use builder::{BuildError, BuiltSession, ExtensionSetup, SessionBuilder, ToolSelection};
 pub use messages::{bash_execution_text, convert_to_llm};

@@ -13,6 +13,7 @@ mod support;
 
 mod app_compaction;
 mod app_pending;
+mod app_tree;
 mod ast_edit;
 mod ast_grep;
 mod dispatch_props;

@@ -311,3 +311,32 @@ async fn a_failure_after_a_tool_call_continues_from_the_tool_result() {
         StopReason::Stop
     );
 }
+
+/// pi decides on the retry when the run ends (its `agent_end` handler): turning retrying on
+/// once `agent_end` is out — an RPC client's `set_auto_retry` answering it — does not retry
+/// the run that already ended (found by the `rpc-abort-retry` conformance scenario).
+#[tokio::test]
+async fn the_retry_is_decided_when_the_run_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    faux.set_responses([
+        faux_assistant_error("503 Service Unavailable"),
+        faux_assistant_text("retried"),
+    ]);
+    let off = AgentRetry {
+        enabled: false,
+        ..fast()
+    };
+    let (session, seen) = retry_session(dir.path(), &faux, off);
+    let listener = session.clone();
+    std::mem::forget(session.subscribe(move |event| {
+        if let SessionEvent::Agent(pi_agent_core::AgentEvent::AgentEnd { .. }) = event {
+            listener.set_auto_retry_enabled(true);
+        }
+    }));
+    session.prompt("hi").await.unwrap();
+    assert_eq!(*seen.lock().unwrap(), [Seen::AgentStart, Seen::AgentEnd]);
+    assert_eq!(faux.call_count(), 1, "not retried");
+    assert_eq!(roles(&session), ["user", "assistant:error"]);
+    assert!(session.retry_settings().enabled, "on for the next failure");
+}

@@ -196,32 +196,55 @@ impl MockServer {
     ///
     /// When no port on 127.0.0.1 can be bound (a broken test machine).
     pub async fn start(replies: Vec<Reply>) -> Self {
+        let replies = Mutex::new(replies.into_iter().collect::<std::collections::VecDeque<_>>());
+        Self::serve(true, move |_| {
+            replies
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .pop_front()
+                .unwrap_or_else(|| Reply::json(500, r#"{"error":"no scripted reply"}"#))
+        })
+        .await
+    }
+
+    /// Starts a server answering every request with `respond(request)`, computed from it (a
+    /// benchmark's model whose usage follows the context it is sent). Requests are not kept:
+    /// [`MockServer::requests`] stays empty.
+    ///
+    /// # Panics
+    ///
+    /// When no port on 127.0.0.1 can be bound (a broken test machine).
+    pub async fn start_with(respond: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> Self {
+        Self::serve(false, respond).await
+    }
+
+    async fn serve(keep: bool, respond: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> Self {
         #[allow(clippy::expect_used)]
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
         #[allow(clippy::expect_used)]
         let addr = listener.local_addr().expect("local address of the listener");
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let replies = Arc::new(Mutex::new(
-            replies.into_iter().collect::<std::collections::VecDeque<_>>(),
-        ));
+        let respond = Arc::new(respond);
         let recorded = requests.clone();
         tokio::spawn(async move {
             loop {
                 let Ok((mut socket, _)) = listener.accept().await else {
                     return;
                 };
+                // The head and each chunk are separate writes: without this, Nagle's algorithm
+                // holds a write back until the client's delayed ACK (40 ms on Linux), which a
+                // benchmark would measure instead of the program.
+                let _ = socket.set_nodelay(true);
                 let recorded = recorded.clone();
-                let replies = replies.clone();
+                let respond = respond.clone();
                 tokio::spawn(async move {
                     let Some(request) = read_request(&mut socket).await else {
                         return;
                     };
-                    recorded.lock().unwrap_or_else(|p| p.into_inner()).push(request);
-                    let reply = replies
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .pop_front()
-                        .unwrap_or_else(|| Reply::json(500, r#"{"error":"no scripted reply"}"#));
+                    let reply = respond(&request);
+                    if keep {
+                        recorded.lock().unwrap_or_else(|p| p.into_inner()).push(request);
+                    }
                     let _ = write_reply(&mut socket, reply).await;
                 });
             }

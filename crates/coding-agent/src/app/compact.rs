@@ -359,7 +359,7 @@ impl App {
     }
 
     /// The session's model and model boundary, for the summary request.
-    async fn summarizer(&self) -> Result<Summarizer, CompactionError> {
+    pub(super) async fn summarizer(&self) -> Result<Summarizer, CompactionError> {
         let agent = self.inner.session.agent();
         let mut config = None;
         agent.update_config(|c| config = Some(c.clone()));

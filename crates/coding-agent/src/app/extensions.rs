@@ -15,7 +15,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::App;
-use crate::compaction::{BeforeCompact, BeforeCompactEvent, CompactionHook, CompactionResult};
+use crate::compaction::{
+    BeforeCompact, BeforeCompactEvent, BeforeTree, BeforeTreeEvent, CompactionHook, CompactionResult,
+    SuppliedBranchSummary, TreeEvent, TreeHook,
+};
 use crate::config::thinking_level_name;
 use crate::extensions::events::{
     ExtensionRunner, Extensions, InputOutcome, InputSource, ResourcePaths, UserBashResult,
@@ -120,6 +123,9 @@ impl App {
         self.inner.session.set_extension_runner(runner);
         if has && !self.inner.extension_hook.swap(true, Ordering::SeqCst) {
             self.add_compaction_hook(Arc::new(ExtensionCompaction {
+                session: self.inner.session.clone(),
+            }));
+            self.add_tree_hook(Arc::new(ExtensionTree {
                 session: self.inner.session.clone(),
             }));
         }
@@ -262,73 +268,6 @@ impl App {
         self.emit_session_start(start, previous.as_deref()).await;
     }
 
-    /// `session_before_tree` for a move from the current leaf to `target_id` (no summary is
-    /// asked for: pi's `userWantsSummary: false`). `Err(())` when an extension cancelled, else the
-    /// label an extension gave.
-    pub(super) async fn before_tree(&self, target_id: &str) -> Result<Option<String>, ()> {
-        let Some(extensions) = self.extensions().filter(|e| e.has("session_before_tree")) else {
-            return Ok(None);
-        };
-        let preparation = self.with_store(|store| {
-            let old_path: Vec<&SessionEntry> = store.path_to_leaf();
-            let old_leaf = store.leaf_id().map(str::to_owned);
-            let mut target_path = Vec::new();
-            let mut next = Some(target_id.to_owned());
-            while let Some(id) = next {
-                let Some(entry) = store.entry(&id) else { break };
-                target_path.push(entry.id.clone());
-                next = entry.parent_id.clone();
-            }
-            let common = old_path
-                .iter()
-                .rev()
-                .find(|e| target_path.contains(&e.id))
-                .map(|e| e.id.clone());
-            let after_common = old_path
-                .iter()
-                .skip_while(|e| common.as_ref().is_some_and(|c| *c != e.id))
-                .skip(usize::from(common.is_some()))
-                .map(|e| serde_json::to_value(e).unwrap_or(Value::Null))
-                .collect::<Vec<_>>();
-            json!({
-                "targetId": target_id,
-                "oldLeafId": old_leaf,
-                "commonAncestorId": common,
-                "entriesToSummarize": after_common,
-                "userWantsSummary": false,
-            })
-        });
-        let result = extensions
-            .emit(
-                "session_before_tree",
-                || json!({ "preparation": preparation }),
-                &CancellationToken::new(),
-            )
-            .await;
-        if cancelled(result.clone()) {
-            return Err(());
-        }
-        Ok(result.and_then(|r| r.get("label").and_then(Value::as_str).map(str::to_owned)))
-    }
-
-    /// After a move to `target_id`: the label an extension gave it, then `session_tree`.
-    pub(super) async fn after_tree(&self, target_id: &str, label: Option<String>, old_leaf: Option<String>) {
-        if let Some(label) = label {
-            self.write(|store| store.append_label(target_id, Some(&label)));
-        }
-        let Some(extensions) = self.extensions() else {
-            return;
-        };
-        let new_leaf = self.with_store(|store| store.leaf_id().map(str::to_owned));
-        extensions
-            .emit(
-                "session_tree",
-                || json!({"newLeafId": new_leaf, "oldLeafId": old_leaf}),
-                &CancellationToken::new(),
-            )
-            .await;
-    }
-
     /// `model_select` when the model changed (queued with the run's events; pi awaits it, but
     /// our model changes are synchronous).
     pub(super) fn model_selected(&self, model: &Model, previous: &Model, source: ModelSelectSource) {
@@ -347,6 +286,73 @@ impl App {
             "thinking_level_select",
             || json!({"level": thinking_level_name(level), "previousLevel": thinking_level_name(previous)}),
         );
+    }
+}
+
+/// `session_before_tree` / `session_tree` through the navigation seam ([`TreeHook`]).
+struct ExtensionTree {
+    session: AgentSession,
+}
+
+#[async_trait::async_trait]
+impl TreeHook for ExtensionTree {
+    async fn before_tree(&self, event: BeforeTreeEvent<'_>) -> BeforeTree {
+        let Some(extensions) = self.session.extensions() else {
+            return BeforeTree::default();
+        };
+        let fields = || {
+            let p = event.preparation;
+            let mut preparation = json!({
+                "targetId": p.target_id,
+                "oldLeafId": p.old_leaf_id,
+                "commonAncestorId": p.common_ancestor_id,
+                "entriesToSummarize": p.entries_to_summarize,
+                "userWantsSummary": p.user_wants_summary,
+            });
+            if let Some(instructions) = &p.custom_instructions {
+                preparation["customInstructions"] = json!(instructions);
+            }
+            if p.replace_instructions {
+                preparation["replaceInstructions"] = json!(true);
+            }
+            if let Some(label) = &p.label {
+                preparation["label"] = json!(label);
+            }
+            json!({ "preparation": preparation })
+        };
+        let Some(result) = extensions.emit("session_before_tree", fields, event.cancel).await else {
+            return BeforeTree::default();
+        };
+        let text = |key: &str| result.get(key).and_then(Value::as_str).map(str::to_owned);
+        BeforeTree {
+            cancel: result.get("cancel").and_then(Value::as_bool) == Some(true),
+            summary: result.get("summary").and_then(|summary| {
+                Some(SuppliedBranchSummary {
+                    summary: summary.get("summary")?.as_str()?.to_owned(),
+                    details: summary.get("details").filter(|d| !d.is_null()).cloned(),
+                })
+            }),
+            custom_instructions: text("customInstructions"),
+            replace_instructions: result.get("replaceInstructions").and_then(Value::as_bool),
+            label: text("label"),
+        }
+    }
+
+    async fn after_tree(&self, event: TreeEvent<'_>) {
+        let Some(extensions) = self.session.extensions() else {
+            return;
+        };
+        let fields = || {
+            let mut fields = json!({"newLeafId": event.new_leaf_id, "oldLeafId": event.old_leaf_id});
+            if let Some(entry) = event.summary_entry {
+                fields["summaryEntry"] = json!(entry);
+            }
+            if let Some(from_extension) = event.from_extension {
+                fields["fromExtension"] = json!(from_extension);
+            }
+            fields
+        };
+        extensions.emit("session_tree", fields, &CancellationToken::new()).await;
     }
 }
 

@@ -44,6 +44,12 @@ pub enum AppError {
     /// `session_before_tree`); RPC answers `{"cancelled": true}`.
     #[error("Cancelled by an extension")]
     Cancelled,
+    /// A branch summary was asked for without a model.
+    #[error("No model available for summarization")]
+    NoModelForSummary,
+    /// The branch summary request failed (the model's error).
+    #[error("{0}")]
+    BranchSummary(String),
     /// Listing the sessions was interrupted (its blocking task panicked or was cancelled).
     #[error("listing sessions was interrupted: {0}")]
     Interrupted(#[from] tokio::task::JoinError),
@@ -559,38 +565,6 @@ impl App {
         Ok(())
     }
 
-    /// pi's `/tree`: moves the session to an earlier point of its tree, in the same file. For a
-    /// user message the leaf goes to just before it and its text is returned (for the editor, to
-    /// send again or change); for any other entry the leaf goes to the entry itself. The model and
-    /// thinking level stay; custom tools get `tree`. Fails while a run is active.
-    pub async fn navigate(&self, entry_id: &str) -> Result<Option<String>, AppError> {
-        let target = self.with_store(|store| {
-            let entry = store
-                .entry(entry_id)
-                .ok_or_else(|| AppError::EntryNotFound(entry_id.to_owned()))?;
-            Ok::<_, AppError>(match &entry.kind {
-                EntryKind::Message(AgentMessage::User(user)) => (entry.parent_id.clone(), Some(user.content.text())),
-                _ => (Some(entry.id.clone()), None),
-            })
-        })?;
-        let label = self.before_tree(entry_id).await.map_err(|()| AppError::Cancelled)?;
-        let old_leaf = self.with_store(|store| store.leaf_id().map(str::to_owned));
-        self.inner.session.agent().reset()?;
-        self.drop_pending("Moved to another point of the session tree.").await;
-        let (leaf, text) = target;
-        self.with_store(|store| match &leaf {
-            Some(id) => store.branch(id).map_err(AppError::from),
-            None => {
-                store.reset_leaf();
-                Ok(())
-            }
-        })?;
-        self.restore(true, true);
-        self.after_tree(entry_id, label, old_leaf).await;
-        self.notify_tools(SessionReason::Tree, None).await;
-        Ok(text)
-    }
-
     /// The user messages of the session's tree in depth-first order (`/tree`, `/fork`), each with
     /// its indentation (one level per fork above it) and whether it is on the current branch.
     pub fn user_messages(&self) -> Vec<UserMessageEntry> {
@@ -818,5 +792,8 @@ fn custom_parts(custom: &CustomMessage) -> (String, UserContent, bool, Option<Va
 mod compact;
 mod extensions;
 pub use extensions::{ModelSelectSource, SessionStartReason, ShutdownReason};
+mod tree;
+
+pub use tree::{NavigateOptions, NavigateOutcome};
 #[cfg(test)]
 mod tests;

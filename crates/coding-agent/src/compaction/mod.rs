@@ -6,6 +6,9 @@
 //!   never before a pending preview, its reminder or an unanswered tool call — [`Protected`]) and
 //!   what to summarize.
 //! * [`Summarizer`]: pi's summary prompts and structured format, the file lists appended.
+//! * [`collect_entries_for_branch_summary`], [`Summarizer::summarize_branch`]: pi's summary of
+//!   the branch `/tree` leaves (`branch_summary` entries); [`TreeHook`] is its extension seam
+//!   (`session_before_tree`, `session_tree`).
 //! * [`CompactionHook`]: the seam through which extensions (`session_before_compact`,
 //!   `session_compact`) cancel a compaction, supply their own summary, or hear about it.
 //!
@@ -13,13 +16,22 @@
 //! reserveTokens` after a run, and when the provider refuses a request as too long (then it
 //! compacts and retries once).
 
+mod branch;
 mod hook;
 mod prepare;
 mod state;
 mod summary;
 mod tokens;
 
-pub use hook::{BeforeCompact, BeforeCompactEvent, CompactionHook};
+pub use branch::{
+    BRANCH_SUMMARY_MAX_TOKENS, BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, BranchEntries, BranchSummaryError,
+    BranchSummaryResult, BranchSummarySettings, PreparedBranch, collect_entries_for_branch_summary,
+    prepare_branch_entries,
+};
+pub use hook::{
+    BeforeCompact, BeforeCompactEvent, BeforeTree, BeforeTreeEvent, CompactionHook, SuppliedBranchSummary, TreeEvent,
+    TreeHook, TreePreparation,
+};
 pub use prepare::{CompactionPreparation, FileOps, Protected, prepare_compaction};
 pub(crate) use state::CompactionState;
 pub use summary::{

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{CompactionHook, CompactionSettings};
+use super::{BranchSummarySettings, CompactionHook, CompactionSettings, TreeHook};
 
 /// The app's compaction state.
 #[derive(Default)]
@@ -16,4 +16,9 @@ pub(crate) struct CompactionState {
     /// One compact-and-retry per prompt (pi's `_overflowRecoveryAttempted`).
     pub(crate) overflow_attempted: AtomicBool,
     pub(crate) hooks: RwLock<Vec<Arc<dyn CompactionHook>>>,
+    /// `branchSummary` settings.
+    pub(crate) branch_settings: Mutex<BranchSummarySettings>,
+    /// Set while a branch summary is asked for; cancelling it aborts the navigation.
+    pub(crate) branch_summary: Mutex<Option<CancellationToken>>,
+    pub(crate) tree_hooks: RwLock<Vec<Arc<dyn TreeHook>>>,
 }

@@ -236,14 +236,22 @@ impl std::fmt::Debug for Summarizer {
 }
 
 impl Summarizer {
-    /// One summary request: `prompt` as the only user message, at most `max_tokens` back.
-    async fn complete(&self, prompt: String, max_tokens: u64, cancel: &CancellationToken) -> AssistantMessage {
+    /// One summary request: `prompt` as the only user message, at most `max_tokens` back; with
+    /// the session's thinking level when `with_reasoning` and the model reasons (pi's compaction
+    /// passes it, its branch summary does not).
+    pub(super) async fn complete(
+        &self,
+        prompt: String,
+        max_tokens: u64,
+        with_reasoning: bool,
+        cancel: &CancellationToken,
+    ) -> AssistantMessage {
         let messages = [AgentMessage::User(UserMessage {
             content: UserContent::Blocks(vec![ContentBlock::text(prompt)]),
             timestamp: now_ms(),
         })];
-        let reasoning =
-            (self.model.reasoning && self.thinking_level != ThinkingLevel::Off).then_some(self.thinking_level);
+        let reasoning = (with_reasoning && self.model.reasoning && self.thinking_level != ThinkingLevel::Off)
+            .then_some(self.thinking_level);
         let options = StreamOptions {
             api_key: self.api_key.clone(),
             reasoning,
@@ -286,7 +294,7 @@ impl Summarizer {
         cancel: &CancellationToken,
         failure: &str,
     ) -> Result<String, CompactionError> {
-        let response = self.complete(prompt, max_tokens, cancel).await;
+        let response = self.complete(prompt, max_tokens, true, cancel).await;
         if cancel.is_cancelled() || response.stop_reason == StopReason::Aborted {
             return Err(CompactionError::Cancelled);
         }

@@ -270,3 +270,103 @@ fn context_usage_json_writes_numbers_as_javascript() {
         json!({"tokens": null, "contextWindow": 2000, "percent": null})
     );
 }
+
+// ----- branch summaries ------------------------------------------------------------------------
+
+fn entries(store: &SessionManager) -> Vec<SessionEntry> {
+    store.path_to_leaf().into_iter().cloned().collect()
+}
+
+#[test]
+fn branch_entries_run_from_the_old_leaf_back_to_the_common_ancestor() {
+    let mut store = store(vec![user("a"), text(4)]);
+    let fork = store.leaf_id().unwrap().to_owned();
+    store.append_message(user("b")).unwrap();
+    let b_answer = store.append_message(text(8)).unwrap();
+    store.branch(&fork).unwrap();
+    let target = store.append_message(user("c")).unwrap();
+    let collected = collect_entries_for_branch_summary(&store, Some(&b_answer), &target);
+    assert_eq!(collected.common_ancestor_id.as_deref(), Some(fork.as_str()));
+    assert_eq!(collected.entries.len(), 2);
+    assert_eq!(collected.entries[1].id, b_answer);
+    // Going back up the same branch: the entries below the target.
+    let up = collect_entries_for_branch_summary(&store, Some(&b_answer), &fork);
+    assert_eq!(up.entries.len(), 2);
+    assert_eq!(
+        collect_entries_for_branch_summary(&store, None, &fork),
+        BranchEntries::default()
+    );
+}
+
+#[test]
+fn the_branch_budget_keeps_the_newest_messages_and_skips_tool_results() {
+    // Newest first: 10 + 0 (tool result) + 10 + 100 tokens; a budget of 50 stops at the 100.
+    let store = store(vec![
+        user(&chars(400)),
+        call("c1", "read", "old.rs"),
+        result("c1", "read", 4000),
+        text(40),
+    ]);
+    let prepared = prepare_branch_entries(&entries(&store), 50);
+    assert_eq!(prepared.messages.len(), 2, "{:?}", prepared.messages);
+    assert!(prepared.messages.iter().all(|m| m.as_assistant().is_some()));
+    assert_eq!(prepared.file_ops.read.iter().collect::<Vec<_>>(), ["old.rs"]);
+    // No budget: everything but the tool result.
+    assert_eq!(prepare_branch_entries(&entries(&store), 0).messages.len(), 3);
+}
+
+#[test]
+fn a_summary_over_the_budget_still_fits_while_under_ninety_percent() {
+    // A compaction of ~100 tokens, then `newest` characters of answer.
+    let branch = |newest: usize| {
+        let mut store = store(vec![user("a")]);
+        let first = store.leaf_id().unwrap().to_owned();
+        store
+            .append_compaction(pi_session_store::Compaction {
+                summary: chars(400),
+                first_kept_entry_id: first,
+                tokens_before: 5,
+                details: None,
+                from_hook: None,
+            })
+            .unwrap();
+        store.append_message(text(newest)).unwrap();
+        entries(&store)[1..].to_vec()
+    };
+    // 10 tokens used of 50 (< 45): the compaction goes in anyway, then it stops.
+    let prepared = prepare_branch_entries(&branch(40), 50);
+    assert_eq!(prepared.messages.len(), 2);
+    assert!(matches!(&prepared.messages[0], AgentMessage::Custom(c) if c.role == "compactionSummary"));
+    // 46 of 50 used: it does not.
+    let prepared = prepare_branch_entries(&branch(184), 50);
+    assert_eq!(prepared.messages.len(), 1, "{:?}", prepared.messages);
+    assert!(prepared.messages[0].as_assistant().is_some());
+}
+
+#[test]
+fn file_lists_accumulate_from_earlier_branch_summaries_but_not_from_hooks() {
+    let mut store = store(vec![user("a")]);
+    let first = store.leaf_id().unwrap().to_owned();
+    store
+        .branch_with_summary(
+            Some(&first),
+            "earlier",
+            Some(json!({"readFiles": ["r.txt"], "modifiedFiles": ["m.txt"]})),
+            Some(false),
+        )
+        .unwrap();
+    store
+        .branch_with_summary(
+            store.leaf_id().map(str::to_owned).as_deref(),
+            "hooked",
+            Some(json!({"readFiles": ["hook.txt"]})),
+            Some(true),
+        )
+        .unwrap();
+    store.append_message(call("c1", "edit", "e.rs")).unwrap();
+    let prepared = prepare_branch_entries(&entries(&store), 0);
+    assert_eq!(
+        prepared.file_ops.file_lists(),
+        (vec!["r.txt".to_owned()], vec!["e.rs".to_owned(), "m.txt".to_owned()])
+    );
+}

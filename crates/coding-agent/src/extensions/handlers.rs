@@ -400,10 +400,20 @@ impl ExtensionHandlers {
                 Ok(json!({"cancelled": false}))
             }
             "ctx.navigateTree" => {
-                app.navigate(&text("targetId").unwrap_or_default())
+                let options = crate::app::NavigateOptions {
+                    summarize: params.get("summarize").and_then(Value::as_bool).unwrap_or(false),
+                    custom_instructions: text("customInstructions"),
+                    replace_instructions: params
+                        .get("replaceInstructions")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                    label: text("label"),
+                };
+                let outcome = app
+                    .navigate_tree(&text("targetId").unwrap_or_default(), options)
                     .await
                     .map_err(failed)?;
-                Ok(json!({"cancelled": false}))
+                Ok(json!({"cancelled": outcome.cancelled}))
             }
             "ctx.switchSession" => {
                 let path = text("sessionPath").unwrap_or_default();

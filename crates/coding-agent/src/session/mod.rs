@@ -728,6 +728,9 @@ fn wire(inner: &Arc<Inner>) {
         }
         match event {
             AgentEvent::AgentStart => inner.deliver_reminder(),
+            // The retry is decided now, as pi decides it in its `agent_end` handler: a change of
+            // the setting by whoever hears `agent_end` is for the next failure.
+            AgentEvent::AgentEnd { .. } => inner.retry.on_agent_end(),
             AgentEvent::MessageStart { message } => inner.dequeue_delivered(message),
             AgentEvent::TurnEnd { message, .. } => {
                 if let Some(assistant) = message.as_assistant() {

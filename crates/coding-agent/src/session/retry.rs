@@ -156,6 +156,8 @@ pub(super) struct RetryState {
     wait: Mutex<Option<CancellationToken>>,
     /// The last assistant message of the current run.
     last_assistant: Mutex<Option<AssistantMessage>>,
+    /// `retry.enabled` when the run ended ([`RetryState::on_agent_end`]).
+    enabled_at_end: Mutex<Option<bool>>,
 }
 
 impl RetryState {
@@ -166,6 +168,7 @@ impl RetryState {
             retrying: AtomicBool::new(false),
             wait: Mutex::new(None),
             last_assistant: Mutex::new(None),
+            enabled_at_end: Mutex::new(None),
         }
     }
 
@@ -205,13 +208,20 @@ impl RetryState {
         })
     }
 
+    /// The run ended (`agent_end`, before anyone hears of it): whether retrying is on is taken
+    /// now, as pi takes it.
+    pub(super) fn on_agent_end(&self) {
+        *lock(&self.enabled_at_end) = Some(self.settings().enabled);
+    }
+
     /// After a run: whether to retry, and the event to send first.
     pub(super) fn after_run(&self) -> (Next, Option<RetryEvent>) {
+        let enabled_at_end = lock(&self.enabled_at_end).take();
         let Some(last) = lock(&self.last_assistant).take() else {
             return self.finish(None);
         };
         let settings = self.settings();
-        if !settings.enabled || !is_retryable(&last) {
+        if !enabled_at_end.unwrap_or(settings.enabled) || !is_retryable(&last) {
             return self.finish(None);
         }
         self.retrying.store(true, Ordering::SeqCst);

@@ -52,10 +52,19 @@ impl Program {
 }
 
 /// The `models.json` of every scenario: provider `mock` at `base_url`, `mock-model` and the
-/// reasoning model `mock-reasoner`.
-fn models_json(base_url: &str) -> String {
+/// reasoning model `mock-reasoner`, each with the scenario's `model_fields`.
+fn models_json(base_url: &str, fields: &serde_json::Map<String, Value>) -> String {
+    let mut models = [
+        json!({"id": "mock-model"}),
+        json!({"id": "mock-reasoner", "reasoning": true}),
+    ];
+    for model in &mut models {
+        if let Some(model) = model.as_object_mut() {
+            model.extend(fields.clone());
+        }
+    }
     json!({"providers": {"mock": {"baseUrl": base_url, "api": "openai-completions", "apiKey": "mock-key",
-        "models": [{"id": "mock-model"}, {"id": "mock-reasoner", "reasoning": true}]}}})
+        "models": models}}})
     .to_string()
 }
 
@@ -81,7 +90,7 @@ pub async fn run(scenario: &Scenario, program: &Program) -> Result<Artifacts, Sc
     };
     write(
         sandbox.agent_dir().join("models.json"),
-        &models_json(&server.url("/v1")),
+        &models_json(&server.url("/v1"), &scenario.model_fields),
     )?;
     if let Some(settings) = &scenario.settings {
         write(sandbox.agent_dir().join("settings.json"), &settings.to_string())?;

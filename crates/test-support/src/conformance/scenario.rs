@@ -76,6 +76,9 @@ pub struct Scenario {
     pub files: BTreeMap<String, String>,
     /// The agent directory's `settings.json`, if any.
     pub settings: Option<Value>,
+    /// Fields added to every model of `models.json` (e.g. `{"contextWindow": 2000}` for the
+    /// compaction scenarios); empty: the registry's defaults.
+    pub model_fields: serde_json::Map<String, Value>,
     /// The model server's replies, in the order requests arrive.
     pub replies: Vec<Value>,
     /// The runs, in order, in one sandbox (so `-c` continues the first run's session).
@@ -156,6 +159,11 @@ impl Scenario {
                 .to_owned(),
             files,
             settings: value.get("settings").cloned(),
+            model_fields: value
+                .get("model_fields")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
             replies,
             runs,
         })
@@ -226,13 +234,21 @@ fn chunk(delta: Value, finish: Value) -> Value {
 /// * `{"thinking": "…", "text": "…"}`: `reasoning_content` deltas first;
 /// * `{"tool_calls": [{"id", "name", "arguments"}]}` (optional `text` before), then `tool_calls`;
 /// * `{"deltas": […], "finish": "stop"}`: these deltas as they are;
-/// * `{"status": 500, "body": "…"}`: an error response with this JSON body;
+/// * `{"status": 500, "body": "…", "headers": {"retry-after": "0"}}`: an error response with
+///   this JSON body (and these headers);
 ///
-/// and `"pace": seconds` pauses before every chunk (an SSE comment opens the stream).
+/// `"pace": seconds` pauses before every chunk (an SSE comment opens the stream), and `"usage":
+/// [prompt, completion]` replaces the usage the last chunk reports (10 / 5).
 fn to_reply(spec: &Value) -> Option<Reply> {
     if let Some(status) = spec.get("status").and_then(Value::as_u64) {
         let body = spec.get("body").and_then(Value::as_str).unwrap_or("{}");
-        return Some(Reply::json(u16::try_from(status).ok()?, body));
+        let mut reply = Reply::json(u16::try_from(status).ok()?, body);
+        if let Some(headers) = spec.get("headers").and_then(Value::as_object) {
+            for (name, value) in headers {
+                reply = reply.header(name, value.as_str()?);
+            }
+        }
+        return Some(reply);
     }
     let mut deltas: Vec<Value> = Vec::new();
     let mut finish = "stop";
@@ -278,7 +294,13 @@ fn to_reply(spec: &Value) -> Option<Reply> {
         .map(|delta| openai::data(&chunk(delta, Value::Null)))
         .collect();
     let mut last = chunk(json!({}), finish.into());
-    last["usage"] = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
+    let (prompt, completion) = match spec.get("usage").and_then(Value::as_array).map(Vec::as_slice) {
+        Some([prompt, completion]) => (prompt.as_u64()?, completion.as_u64()?),
+        Some(_) => return None,
+        None => (10, 5),
+    };
+    last["usage"] = json!({"prompt_tokens": prompt, "completion_tokens": completion,
+                           "total_tokens": prompt + completion});
     chunks.push(openai::data(&last));
     chunks.push(openai::DONE.to_owned());
     match spec.get("pace").and_then(Value::as_f64) {

@@ -173,6 +173,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
         let _ = event_tx.send(event.clone());
     });
     let (run_tx, mut runs) = mpsc::unbounded_channel::<RunResult>();
+    let (tree_tx, mut trees) = mpsc::unbounded_channel::<TreeMessage>();
     let mut requests = options.requests.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let mut warnings = options.warnings.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let skill_commands = options.skill_commands;
@@ -240,10 +241,20 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
                 }
                 refresh(&mut screen, app);
             }
+            Some(message) = trees.recv() => tree_message(message, &mut screen, app, &tree_tx).await,
             _ = ticker.tick(), if screen.is_running() => screen.tick(),
         }
         if let Some(action) = action
-            && !perform(action, &mut screen, app, extensions.as_ref(), &run_tx, skill_commands).await
+            && !perform(
+                action,
+                &mut screen,
+                app,
+                extensions.as_ref(),
+                &run_tx,
+                &tree_tx,
+                skill_commands,
+            )
+            .await
         {
             break;
         }
@@ -347,6 +358,7 @@ async fn perform(
     app: &App,
     extensions: Option<&Arc<pi_coding_agent::extensions::Extensions>>,
     runs: &mpsc::UnboundedSender<RunResult>,
+    trees: &mpsc::UnboundedSender<TreeMessage>,
     skill_commands: bool,
 ) -> bool {
     let session = app.session();
@@ -361,6 +373,7 @@ async fn perform(
             screen.restore_queued(texts.map(|message| message.content.text()).collect());
         }
         Action::Abort => {
+            app.abort_branch_summary();
             let session = session.clone();
             tokio::spawn(async move { session.abort().await });
         }
@@ -381,7 +394,7 @@ async fn perform(
             refresh(screen, app);
         }
         Action::Command(command) => command_action(command, screen, app, extensions, skill_commands).await,
-        Action::Pick { kind, id } => picked(kind, &id, screen, app).await,
+        Action::Pick { kind, id } => picked(kind, &id, screen, app, trees).await,
     }
     true
 }
@@ -572,7 +585,13 @@ fn resource_commands(resources: &pi_coding_agent::resources::Resources, skill_co
     text
 }
 
-async fn picked(kind: PickerKind, id: &str, screen: &mut Screen, app: &App) {
+async fn picked(
+    kind: PickerKind,
+    id: &str,
+    screen: &mut Screen,
+    app: &App,
+    trees: &mpsc::UnboundedSender<TreeMessage>,
+) {
     match kind {
         PickerKind::Model => {
             let Some((provider, model_id)) = id.split_once('/') else {
@@ -602,26 +621,153 @@ async fn picked(kind: PickerKind, id: &str, screen: &mut Screen, app: &App) {
                 Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
             }
         }
-        PickerKind::Tree | PickerKind::Fork => {
+        PickerKind::Fork => {
             if busy(screen) {
                 return;
             }
-            let (result, done) = if kind == PickerKind::Fork {
-                let result = app.fork(id).await.map(Some);
-                (result, "✓ Forked to a new session; edit the message and send it")
-            } else {
-                let result = app.navigate(id).await;
-                (
-                    result,
-                    "✓ Moved to an earlier point; what you send now starts a new branch",
-                )
-            };
-            if result.is_ok() {
-                screen.notice(done, NoticeKind::Info);
+            match app.fork(id).await {
+                Ok(text) => {
+                    screen.notice(
+                        "✓ Forked to a new session; edit the message and send it",
+                        NoticeKind::Info,
+                    );
+                    screen.editor_mut().set_text(&text);
+                }
+                Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
             }
-            match result {
-                Ok(Some(text)) => screen.editor_mut().set_text(&text),
-                Ok(None) => {}
+        }
+        PickerKind::Tree => {
+            if busy(screen) {
+                return;
+            }
+            if app.with_store(|store| store.leaf_id() == Some(id)) {
+                screen.notice("Already at this point", NoticeKind::Info);
+            } else if app.branch_summary_settings().skip_prompt {
+                start_navigation(screen, app, id, false, None, trees);
+            } else {
+                ask_summary(screen, id);
+            }
+        }
+        PickerKind::TreeSummary => {
+            let Some((choice, target)) = id.split_once(TREE_CHOICE_SEPARATOR) else {
+                return;
+            };
+            match choice {
+                "custom" => {
+                    // pi asks for the instructions in an editor; a cancel goes back to the choice.
+                    let (reply, answer) = tokio::sync::oneshot::channel();
+                    screen.push_request(UiRequest::Input {
+                        title: "Custom summarization instructions".to_owned(),
+                        placeholder: None,
+                        reply,
+                    });
+                    let trees = trees.clone();
+                    let target = target.to_owned();
+                    tokio::spawn(async move {
+                        let message = match answer.await {
+                            Ok(Some(instructions)) => TreeMessage::Instructions { target, instructions },
+                            _ => TreeMessage::AskAgain { target },
+                        };
+                        let _ = trees.send(message);
+                    });
+                }
+                choice => start_navigation(screen, app, target, choice == "summarize", None, trees),
+            }
+            return;
+        }
+    }
+    refresh(screen, app);
+}
+
+/// Separates the choice from the entry id in the ids of the "Summarize branch?" picker.
+const TREE_CHOICE_SEPARATOR: char = '\u{1f}';
+
+/// pi's "Summarize branch?" after `/tree` chose `target`.
+fn ask_summary(screen: &mut Screen, target: &str) {
+    let items = [
+        ("none", "No summary"),
+        ("summarize", "Summarize"),
+        ("custom", "Summarize with custom prompt"),
+    ]
+    .into_iter()
+    .map(|(choice, label)| {
+        (
+            format!("{choice}{TREE_CHOICE_SEPARATOR}{target}"),
+            SelectItem::new(label),
+        )
+    })
+    .collect();
+    screen.open_picker(PickerKind::TreeSummary, "Summarize branch?", items, 0);
+}
+
+/// What the background part of `/tree` reports to the loop.
+#[derive(Debug)]
+enum TreeMessage {
+    /// The custom instructions were given: summarize with them.
+    Instructions { target: String, instructions: String },
+    /// The instructions were cancelled: ask again.
+    AskAgain { target: String },
+    /// The navigation ended.
+    Done(Box<Result<pi_coding_agent::NavigateOutcome, pi_coding_agent::AppError>>),
+}
+
+/// Navigates to `target` in the background (a summary takes a model call; Esc aborts it).
+fn start_navigation(
+    screen: &mut Screen,
+    app: &App,
+    target: &str,
+    summarize: bool,
+    instructions: Option<String>,
+    trees: &mpsc::UnboundedSender<TreeMessage>,
+) {
+    if summarize {
+        screen.set_busy_with("Summarizing branch... (esc to cancel)");
+    }
+    let (app, trees, target) = (app.clone(), trees.clone(), target.to_owned());
+    tokio::spawn(async move {
+        let options = pi_coding_agent::NavigateOptions {
+            summarize,
+            custom_instructions: instructions,
+            ..Default::default()
+        };
+        let result = app.navigate_tree(&target, options).await;
+        let _ = trees.send(TreeMessage::Done(Box::new(result)));
+    });
+}
+
+async fn tree_message(
+    message: TreeMessage,
+    screen: &mut Screen,
+    app: &App,
+    trees: &mpsc::UnboundedSender<TreeMessage>,
+) {
+    match message {
+        TreeMessage::Instructions { target, instructions } => {
+            start_navigation(screen, app, &target, true, Some(instructions), trees)
+        }
+        TreeMessage::AskAgain { target } => ask_summary(screen, &target),
+        TreeMessage::Done(result) => {
+            screen.set_running(false);
+            match *result {
+                Ok(outcome) if outcome.aborted => {
+                    screen.notice("Branch summarization cancelled", NoticeKind::Info);
+                    // `/tree` again: neither the extensions nor the skill commands matter to it.
+                    command_action(SlashCommand::Tree, screen, app, None, false).await;
+                }
+                Ok(outcome) if outcome.cancelled => screen.notice("Navigation cancelled", NoticeKind::Info),
+                Ok(outcome) => {
+                    if let Some(entry) = &outcome.summary_entry
+                        && let pi_session_store::EntryKind::BranchSummary(summary) = &entry.kind
+                    {
+                        screen.notice(summary.summary.clone(), NoticeKind::Info);
+                    }
+                    screen.notice("Navigated to selected point", NoticeKind::Info);
+                    if let Some(text) = outcome.editor_text
+                        && screen.editor_mut().text().trim().is_empty()
+                    {
+                        screen.editor_mut().set_text(&text);
+                    }
+                }
                 Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
             }
         }

@@ -75,6 +75,8 @@ pub enum PickerKind {
     Tree,
     /// `/fork`.
     Fork,
+    /// `/tree`'s "Summarize branch?" after an entry was chosen.
+    TreeSummary,
 }
 
 #[derive(Debug)]
@@ -245,6 +247,13 @@ impl Screen {
             self.retry = None;
         }
         self.running = running;
+    }
+
+    /// Something other than a run keeps the screen busy (a branch summary): the loader shows
+    /// `message`, Esc aborts.
+    pub fn set_busy_with(&mut self, message: &str) {
+        self.loader = Loader::new(message, &self.theme);
+        self.running = true;
     }
 
     /// Advances the loader's spinner and clock.
