@@ -10,6 +10,7 @@ mod io;
 pub mod logging;
 mod model;
 pub mod modes;
+mod package_setup;
 mod packages;
 mod resources_header;
 mod sessions;
@@ -31,8 +32,7 @@ use pi_coding_agent::AgentSession;
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
 use pi_coding_agent::extensions::{ExtensionError, Extensions};
-use pi_coding_agent::packages::{ChildOutput, PackageManager, PackageResources, ResourceKind};
-use pi_coding_agent::resources::{ExtraResource, Metadata, ResourceOptions, ResourceSettings};
+use pi_coding_agent::resources::{ResourceOptions, ResourceSettings};
 use pi_coding_agent::{App, SessionStartReason, ShutdownReason, WarnFn};
 use pi_coding_agent::{
     ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
@@ -644,83 +644,6 @@ fn resource_options(args: &Args, cwd: &Path, paths: &AgentPaths) -> ResourceOpti
     }
 }
 
-/// What pi's packages add to this run (`docs/packages.md`).
-#[derive(Default)]
-struct PackageAdditions {
-    /// Extension entries: the installed packages' (unless `--no-extensions`), then those of the
-    /// `-e npm:…` / `-e git:…` sources.
-    extensions: Vec<PathBuf>,
-    /// Every enabled resource of the installed packages.
-    installed: PackageResources,
-}
-
-impl PackageAdditions {
-    /// The installed packages' skills or prompt templates, as the resource loader takes them.
-    fn extras(&self, kind: ResourceKind) -> Vec<ExtraResource> {
-        self.installed
-            .of(kind)
-            .iter()
-            .map(|resource| ExtraResource {
-                path: resource.path.clone(),
-                metadata: Metadata {
-                    source: resource.package.source.clone(),
-                    scope: resource.package.scope.as_str().to_owned(),
-                    origin: "package".to_owned(),
-                    base_dir: Some(resource.package.root.clone()),
-                },
-            })
-            .collect()
-    }
-}
-
-/// Whether an `-e` argument names a package (`npm:…`, `git:…`, a git URL) rather than a path.
-fn is_package_source(path: &Path) -> bool {
-    let text = path.to_string_lossy();
-    ["npm:", "git:", "https://", "http://", "ssh://", "git@"]
-        .iter()
-        .any(|prefix| text.starts_with(prefix))
-}
-
-/// pi's packages at start-up: every enabled resource of the packages in both settings files
-/// (missing npm and git packages are installed first unless offline, as pi does), and the `-e`
-/// package sources installed for this run under the temporary directory. npm's and git's output
-/// and the progress lines go to stderr (stdout may carry JSON or RPC); a failure is a warning and
-/// the run goes on without those resources.
-async fn package_resources(args: &Args, cwd: &Path, paths: &AgentPaths, io: &Io, warn: &WarnFn) -> PackageAdditions {
-    let stderr = io.stderr.clone();
-    let manager = PackageManager::new(cwd, &paths.agent_dir)
-        .offline(args.offline)
-        .child_output(ChildOutput::Stderr)
-        .on_progress(Arc::new(move |line: &str| say(&stderr, line)));
-    let mut additions = PackageAdditions::default();
-    match pi_coding_agent::packages::resources(&manager).await {
-        Ok(installed) => additions.installed = installed,
-        Err(error) => warn(format!("Warning: packages: {error}")),
-    }
-    if !args.no_extensions {
-        additions.extensions = (additions.installed.of(ResourceKind::Extensions).iter())
-            .map(|resource| resource.path.clone())
-            .collect();
-    }
-    let sources: Vec<String> = (args.extension.iter())
-        .filter(|path| is_package_source(path))
-        .map(|path| path.to_string_lossy().into_owned())
-        .collect();
-    if !sources.is_empty() {
-        match manager.resolve_extension_sources(&sources).await {
-            Ok(resolved) => additions.extensions.extend(
-                resolved
-                    .enabled()
-                    .of(ResourceKind::Extensions)
-                    .iter()
-                    .map(|resource| resource.path.clone()),
-            ),
-            Err(error) => warn(format!("Error: {error}")),
-        }
-    }
-    additions
-}
-
 /// The session, the user interface installed for RPC or interactive mode before the custom
 /// tools loaded, and the extensions.
 type PreparedSession = (
@@ -744,10 +667,10 @@ async fn build_session(
     io: &Io,
     warn: &WarnFn,
 ) -> Result<PreparedSession, CliError> {
-    let packages = package_resources(args, cwd, paths, io, warn).await;
+    let packages = package_setup::package_resources(args, cwd, paths, io, warn).await;
     let mut resources = resource_options(args, cwd, paths);
-    resources.package_skills = packages.extras(ResourceKind::Skills);
-    resources.package_prompts = packages.extras(ResourceKind::Prompts);
+    resources.package_skills = packages.extras(pi_coding_agent::packages::ResourceKind::Skills);
+    resources.package_prompts = packages.extras(pi_coding_agent::packages::ResourceKind::Prompts);
     let mut builder = SessionBuilder::new(cwd, choice.model.clone())
         .thinking(choice.thinking)
         .settings(settings.clone())
@@ -771,7 +694,7 @@ async fn build_session(
         paths: args
             .extension
             .iter()
-            .filter(|path| !is_package_source(path))
+            .filter(|path| !package_setup::is_package_source(path))
             .cloned()
             .collect(),
         no_extensions: args.no_extensions,
