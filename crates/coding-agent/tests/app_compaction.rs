@@ -343,3 +343,79 @@ async fn the_run_after_an_overflow_compaction_is_retried_on_a_transient_error() 
         .collect();
     assert_eq!(text, "recovered");
 }
+
+/// A hook that holds the first compaction until it is let go.
+struct Holding {
+    entered: Arc<tokio::sync::Notify>,
+    release: Arc<tokio::sync::Notify>,
+    held: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl CompactionHook for Holding {
+    async fn before_compact(&self, _event: BeforeCompactEvent<'_>) -> BeforeCompact {
+        if !self.held.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            self.entered.notify_one();
+            self.release.notified().await;
+        }
+        BeforeCompact::Proceed
+    }
+}
+
+/// RPC answers `agent_end` before the compaction check that follows the run, so the next prompt
+/// can arrive while that compaction runs: it waits for it instead of running beside it (which
+/// sent its request in the middle of the compaction, against the context being replaced).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_sent_during_the_previous_prompts_compaction_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = small_faux();
+    let (app, events) = app(dir.path(), &faux, &["read"], settings(1999, 5));
+    let prompts: Log = Arc::default();
+    app.set_auto_compaction(false);
+    faux.set_responses([faux_assistant_text("first answer")]);
+    app.prompt("one").await.unwrap();
+    let (entered, release) = (
+        Arc::new(tokio::sync::Notify::new()),
+        Arc::new(tokio::sync::Notify::new()),
+    );
+    app.add_compaction_hook(Arc::new(Holding {
+        entered: entered.clone(),
+        release: release.clone(),
+        held: std::sync::atomic::AtomicBool::new(false),
+    }));
+    // Auto-compaction comes on while "two" runs: the check after its run compacts (held).
+    let switch = app.clone();
+    faux.set_responses([
+        FauxResponse::factory(move |_| {
+            switch.set_auto_compaction(true);
+            faux_assistant_text("second answer")
+        }),
+        summary_response("## Goal\nCount.", prompts.clone()),
+        FauxResponse::from(faux_assistant_text("third answer")),
+        summary_response("## Goal\nCount on.", prompts.clone()),
+    ]);
+    let first = tokio::spawn({
+        let app = app.clone();
+        async move { app.prompt("two").await }
+    });
+    entered.notified().await;
+    let calls = faux.call_count();
+    let second = tokio::spawn({
+        let app = app.clone();
+        async move { app.prompt("three").await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(faux.call_count(), calls, "the next prompt ran during the compaction");
+    release.notify_one();
+    first.await.unwrap().unwrap();
+    second.await.unwrap().unwrap();
+    let events = events.lock().unwrap().clone();
+    assert_eq!(
+        events[..2],
+        [
+            "start threshold",
+            "end threshold result=## Goal\nCount. aborted=false willRetry=false error=None"
+        ]
+    );
+    assert_eq!(app.last_assistant_text().as_deref(), Some("third answer"));
+}

@@ -120,7 +120,11 @@ impl App {
     /// Sends a prompt as pi's session does: compacts first if the last answer left the context
     /// over the threshold, runs, then compacts when the context passed the threshold, or — when
     /// the provider refused the request as too long — compacts and runs again (once).
+    ///
+    /// One prompt at a time: a prompt sent while the previous one still checks or runs its
+    /// compaction (RPC's `agent_end` comes before that check) waits for it.
     pub async fn prompt(&self, input: impl Into<PromptInput>) -> Result<(), AgentError> {
+        let _turn = self.inner.compaction.prompt_turn.lock().await;
         let agent = self.inner.session.agent();
         self.inner.compaction.overflow_attempted.store(false, Ordering::SeqCst);
         if let Some(last) = last_assistant(&agent.messages()) {

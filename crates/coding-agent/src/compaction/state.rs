@@ -15,6 +15,10 @@ pub(crate) struct CompactionState {
     pub(crate) running: Mutex<Option<CancellationToken>>,
     /// One compact-and-retry per prompt (pi's `_overflowRecoveryAttempted`).
     pub(crate) overflow_attempted: AtomicBool,
+    /// Held by [`App::prompt`](crate::App::prompt) from its first compaction check to the end of
+    /// the check after its run: a prompt that comes in meanwhile (RPC answers `agent_end` before
+    /// that check) starts once it is done, never beside it.
+    pub(crate) prompt_turn: tokio::sync::Mutex<()>,
     pub(crate) hooks: RwLock<Vec<Arc<dyn CompactionHook>>>,
     /// `branchSummary` settings.
     pub(crate) branch_settings: Mutex<BranchSummarySettings>,
