@@ -28,11 +28,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_ai::ModelRegistry;
-use pi_coding_agent::AgentSession;
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
 use pi_coding_agent::extensions::{ExtensionError, Extensions};
 use pi_coding_agent::resources::{ResourceOptions, ResourceSettings};
+use pi_coding_agent::{AgentSession, PromptRecipe};
 use pi_coding_agent::{App, SessionStartReason, ShutdownReason, WarnFn};
 use pi_coding_agent::{
     ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
@@ -186,6 +186,9 @@ pub struct Prepared {
     pub skill_commands: bool,
     /// The loaded extensions (`docs/extensions.md`), attached to the app.
     pub extensions: Arc<Extensions>,
+    /// What the session's resources and system prompt were built from (extended with the paths
+    /// of `resources_discover`).
+    pub prompt_recipe: PromptRecipe,
 }
 
 /// What a program embedding `pi` adds to it or changes.
@@ -245,7 +248,7 @@ pub async fn run_with(args: Args, io: Io, extensions: RunOptions) -> i32 {
             }
         };
     }
-    let prepared = match prepare(&args, &io, &extensions).await {
+    let mut prepared = match prepare(&args, &io, &extensions).await {
         Ok(Some(prepared)) => prepared,
         Ok(None) => return 0,
         Err(error) => {
@@ -257,10 +260,18 @@ pub async fn run_with(args: Args, io: Io, extensions: RunOptions) -> i32 {
     let extensions = prepared.extensions.clone();
     let stop = watch_signals(app.session().clone());
     app.notify_tools(SessionReason::Start, None).await;
-    // The extensions' start (nothing without a runner). The paths `resources_discover` adds have no
-    // skills, prompt templates or themes to join yet (issue 19).
+    // The extensions' start (nothing without a runner), then pi loads the skills and prompt
+    // templates `resources_discover` added (after all others) and rebuilds the system prompt;
+    // themes have nothing to join yet.
     app.emit_session_start(SessionStartReason::Startup, None).await;
-    let _ = app.emit_resources_discover(SessionStartReason::Startup).await;
+    let discovered = app.emit_resources_discover(SessionStartReason::Startup).await;
+    if let Err(error) = prepared
+        .prompt_recipe
+        .extend(app.session(), &extensions, &discovered)
+        .await
+    {
+        say(&io.stderr, &format!("pi: {error}"));
+    }
     let code = run_mode(&args, &io, prepared).await;
     app.emit_session_shutdown(ShutdownReason::Quit, None).await;
     app.notify_tools(SessionReason::Shutdown, None).await;
@@ -281,6 +292,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         show_header,
         skill_commands,
         extensions,
+        prompt_recipe: _,
     } = prepared;
     let session = app.session().clone();
     match args.mode() {
@@ -510,7 +522,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         let warn_to = io.stderr.clone();
         (Arc::new(move |warning| say(&warn_to, &warning)), None)
     };
-    let (session, rpc_ui, tui_requests, extensions) = build_session(
+    let (session, rpc_ui, tui_requests, extensions, prompt_recipe) = build_session(
         args,
         &settings,
         &choice,
@@ -565,6 +577,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         show_header: shows_header(args, &settings),
         skill_commands: skill_commands_enabled(&settings),
         extensions,
+        prompt_recipe,
     }))
 }
 
@@ -651,6 +664,7 @@ type PreparedSession = (
     Option<crate::modes::rpc::RpcUi>,
     Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::UiRequest>>,
     Arc<Extensions>,
+    PromptRecipe,
 );
 
 /// Builds the session with [`SessionBuilder`] from the flags and settings; custom tools that fail
@@ -724,7 +738,13 @@ async fn build_session(
     for error in &built.extension_errors {
         warn(format!("Error: {error}"));
     }
-    Ok((built.session, rpc_ui, tui_requests, Arc::new(built.extensions)))
+    Ok((
+        built.session,
+        rpc_ui,
+        tui_requests,
+        Arc::new(built.extensions),
+        built.prompt_recipe,
+    ))
 }
 
 #[cfg(test)]

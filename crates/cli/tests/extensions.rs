@@ -412,3 +412,76 @@ async fn a_typescript_handler_that_throws_is_reported_and_the_run_goes_on() {
     let user = request["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(user["content"], json!([{"type": "text", "text": "hi"}]));
 }
+
+/// An extension answering `resources_discover` with a skill directory and a prompt-template
+/// directory (relative: taken from the working directory): pi loads them after every other, the
+/// skill is listed in the first request's system prompt, and RPC `get_commands` lists both with
+/// pi's `extension:<name>` source.
+#[tokio::test(flavor = "multi_thread")]
+async fn paths_from_resources_discover_become_skills_and_prompt_templates() {
+    let server = MockServer::start(vec![openai::text("Found it.")]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.use_server(&server);
+    let skills = sandbox.project.join("extra/skills");
+    std::fs::create_dir_all(skills.join("greeter")).unwrap();
+    std::fs::write(
+        skills.join("greeter/SKILL.md"),
+        "---\nname: greeter\ndescription: Greets people warmly\n---\nSay hello.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(sandbox.project.join("extra/prompts")).unwrap();
+    std::fs::write(
+        sandbox.project.join("extra/prompts/wave.md"),
+        "---\ndescription: Wave at someone\n---\nWave at $1.\n",
+    )
+    .unwrap();
+    let body = format!(
+        r#"
+@ext.on("resources_discover")
+def discover(event, ctx):
+    return {{"skillPaths": [{skills:?}], "promptPaths": ["extra/prompts"]}}
+"#,
+        skills = skills.display().to_string()
+    );
+    let dir = sandbox.project.join(".pi/extensions");
+    let extension = python_extension(&dir, "finder", &body, None);
+
+    let out = sandbox.run(&["-p", "Anything to greet with?"]).await;
+    assert_eq!(text(&out.stderr), "");
+    assert!(out.status.success());
+    let requests = server.requests();
+    let system = requests[0].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(system.contains("<available_skills>"), "{system}");
+    assert!(system.contains("<name>greeter</name>"), "{system}");
+    assert!(
+        system.contains("<description>Greets people warmly</description>"),
+        "{system}"
+    );
+
+    let mut rpc = Rpc::start_in(sandbox, &["--mode", "rpc"]);
+    rpc.send(json!({"id": "1", "type": "get_commands"}));
+    let commands = rpc.response("1")["data"]["commands"].clone();
+    rpc.close();
+    let source = |path: std::path::PathBuf| {
+        json!({
+            "path": path,
+            "source": "extension:finder",
+            "scope": "temporary",
+            "origin": "top-level",
+            "baseDir": extension.parent().unwrap(),
+        })
+    };
+    let project = dir.parent().unwrap().parent().unwrap().to_path_buf();
+    assert_eq!(
+        commands,
+        json!([
+            {"name": "wave", "description": "Wave at someone", "source": "prompt",
+             "sourceInfo": source(project.join("extra/prompts/wave.md"))},
+            {"name": "skill:greeter", "description": "Greets people warmly", "source": "skill",
+             "sourceInfo": source(skills.join("greeter/SKILL.md"))},
+        ])
+    );
+}

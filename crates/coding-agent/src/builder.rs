@@ -14,11 +14,9 @@ use crate::custom_tools::discover;
 use crate::custom_tools::{CustomTool, CustomToolFactory, FactoryError, NamedFactory, ToolApi};
 use crate::custom_tools::{CustomTools, LoadError, load_all};
 use crate::extensions::{DiscoverOptions, ExtensionLoadError, Extensions, LoadOptions};
-use crate::resources::{ResourceOptions, Resources, SystemPromptFiles};
+use crate::prompt_recipe::PromptRecipe;
+use crate::resources::ResourceOptions;
 use crate::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionError, SessionOptions, SessionSettings};
-use crate::system_prompt::{
-    DocsLocation, PromptParts, build_system_prompt, find_context_files, now_text, text_or_file,
-};
 use crate::ui::ToolUi;
 
 /// Which tools start active (pi's `--tools`, `--no-builtin-tools` and `--no-tools`).
@@ -92,6 +90,9 @@ pub struct BuiltSession {
     /// Extensions that failed to load, and name conflicts between them (pi reports them and goes
     /// on).
     pub extension_errors: Vec<ExtensionLoadError>,
+    /// What the resources and the system prompt were built from: [`PromptRecipe::extend`] adds
+    /// the paths extensions return from `resources_discover`.
+    pub prompt_recipe: PromptRecipe,
 }
 
 /// Which extensions a session loads (pi's `-e`, `--no-extensions`, and the packages' entries).
@@ -382,27 +383,25 @@ impl SessionBuilder {
         if let Some(mode) = settings.follow_up_mode {
             agent.set_follow_up_mode(mode);
         }
-        let (resources, files) = match self.resources.clone() {
-            Some(options) => {
-                tokio::task::spawn_blocking(move || {
-                    let files = SystemPromptFiles::discover(&options.cwd, options.agent_dir.as_deref());
-                    (Resources::load(&options), files)
-                })
-                .await?
-            }
-            None => (Resources::default(), SystemPromptFiles::default()),
+        let recipe = PromptRecipe {
+            resources: self.resources.clone(),
+            custom: self.system_prompt.clone(),
+            append: self.append_system_prompt.clone(),
+            context_files: self.context_files,
+            cwd: self.cwd.clone(),
+            global_context: self.paths.as_ref().map(AgentPaths::global_context_file),
         };
+        let (prompt_recipe, resources) = recipe.load().await?;
         let resources = Arc::new(resources);
         session.set_resources(resources.clone());
-        let prompt = self
-            .system_prompt_text(&session, &resources, files, &extensions)
-            .await?;
+        let prompt = prompt_recipe.prompt(&session, &resources, &extensions).await?;
         agent.set_system_prompt(prompt);
         Ok(BuiltSession {
             session,
             load_errors,
             extensions,
             extension_errors,
+            prompt_recipe,
         })
     }
 
@@ -477,66 +476,6 @@ impl SessionBuilder {
         let mut errors = loaded.errors;
         errors.extend(more_errors);
         (names, errors)
-    }
-
-    /// pi's system prompt for the session's active tools (context files read off the runtime).
-    async fn system_prompt_text(
-        &self,
-        session: &AgentSession,
-        resources: &Resources,
-        files: SystemPromptFiles,
-        extensions: &Extensions,
-    ) -> Result<String, BuildError> {
-        let (snippets, guidelines) = extensions.prompt_metadata();
-        let tools: Vec<(String, String)> = session
-            .agent()
-            .tools()
-            .iter()
-            .map(|t| (t.name().to_owned(), t.description().to_owned()))
-            .collect();
-        // The flags win over the files: `--system-prompt` over `SYSTEM.md`, any
-        // `--append-system-prompt` over `APPEND_SYSTEM.md`.
-        let custom = (self.system_prompt.clone()).or_else(|| files.system.map(|path| path.display().to_string()));
-        let append = if self.append_system_prompt.is_empty() {
-            files
-                .append
-                .into_iter()
-                .map(|path| path.display().to_string())
-                .collect()
-        } else {
-            self.append_system_prompt.clone()
-        };
-        let skills = resources.skills.clone();
-        let read_context = self.context_files;
-        let cwd = self.cwd.clone();
-        let global = self.paths.as_ref().map(AgentPaths::global_context_file);
-        let prompt = tokio::task::spawn_blocking(move || {
-            let context_files = if read_context {
-                find_context_files(&cwd, global.as_deref())
-            } else {
-                Vec::new()
-            };
-            build_system_prompt(&PromptParts {
-                tools: tools.iter().map(|(n, d)| (n.as_str(), d.as_str())).collect(),
-                custom: custom.map(|c| text_or_file(&c, &cwd)),
-                append: (!append.is_empty()).then(|| {
-                    append
-                        .iter()
-                        .map(|a| text_or_file(a, &cwd))
-                        .collect::<Vec<_>>()
-                        .join("\n\n")
-                }),
-                context_files,
-                now: now_text(),
-                cwd: cwd.display().to_string(),
-                docs: DocsLocation::bundled(),
-                skills,
-                snippets,
-                guidelines,
-            })
-        })
-        .await?;
-        Ok(prompt)
     }
 }
 

@@ -60,6 +60,7 @@ mod model_choice;
 mod model_scope;
 mod output_limit;
 pub mod packages;
+mod prompt_recipe;
 pub mod resolve;
 pub mod resources;
 mod session;
@@ -76,6 +77,7 @@ pub use model_choice::{
     DEFAULT_MODELS, DEFAULT_THINKING_LEVEL, ModelChoice, ModelError, ModelRequest, choose_model, split_thinking,
 };
 pub use model_scope::{ScopedModel, initial_scoped_model, resolve_model_scope};
+pub use prompt_recipe::PromptRecipe;
 pub use session::{
     AgentSession, DEFAULT_ACTIVE_TOOLS, RegisteredTool, SessionError, SessionEvent, SessionOptions, SessionSettings,
     SessionSubscription, ToolOrigin, ToolRegistry, is_retryable, supports_named_tool_choice,

@@ -3,6 +3,7 @@
 //! [`Extensions::load`], their handlers called as the emit points call them — results, a handler
 //! that throws, one that hangs (the process is restarted), `register` after `initialize`, and
 //! `tools.execute` / `pi.events.emit` between processes. Needs `python3` (fails without it).
+//! One Node extension: an aborted event aborts the handler's `ctx.signal` (`cancel {requestId}`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -284,4 +285,55 @@ def pick(args, ctx):
     );
     assert_eq!(built.extensions.complete("nope", "al").await, None);
     built.extensions.shutdown().await;
+}
+
+/// A listener whose token fires stops waiting — and the Node host hears `cancel {requestId}`:
+/// the handler waiting on `ctx.signal` sees the abort (pi aborts the signal it handed out).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_aborted_event_aborts_the_handlers_signal_in_the_node_host() {
+    if crate::extension_support::node().await.is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("aborted.txt");
+    let source = format!(
+        r#"import {{ writeFileSync }} from "node:fs";
+export default function (pi) {{
+  pi.on("tool_call", async (_event, ctx) => {{
+    await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, {{ once: true }}));
+    writeFileSync({marker}, `aborted: ${{ctx.signal.aborted}}`);
+  }});
+}}
+"#,
+        marker = serde_json::to_string(&marker.display().to_string()).unwrap()
+    );
+    let path = crate::extension_support::write(dir.path(), "waits.mjs", &source);
+    let entry = ExtensionEntry {
+        path,
+        kind: EntryKind::Script,
+        origin: Origin::Cli,
+        base_dir: None,
+    };
+    let extensions = Extensions::load(vec![entry], &ToolApi::new(dir.path()), LoadOptions::default()).await;
+    assert!(extensions.load_errors().is_empty(), "{:?}", extensions.load_errors());
+    let listeners = extensions.runner().listeners("tool_call");
+    assert_eq!(listeners.len(), 1);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let event = json!({"type": "tool_call", "toolCallId": "c1", "toolName": "bash", "input": {"command": "ls"}});
+    assert_eq!(listeners[0].handle(&event, &cancel).await, Ok(None));
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !marker.exists() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(&marker).ok().as_deref(),
+        Some("aborted: true"),
+        "the handler never saw its signal abort"
+    );
+    extensions.shutdown().await;
 }

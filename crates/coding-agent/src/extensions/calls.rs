@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::context::snapshot;
 use super::events::{EventListener, ExtensionError};
 use super::hub::Hub;
-use crate::custom_tools::process::{CallError, Failure, Host, SentContext, execute_context};
+use crate::custom_tools::process::{Abandon, CallError, Failure, Host, SentContext, execute_context};
 
 /// Sends `method` with `params` plus `context` (the branch delta and the snapshot) to the
 /// process of `host`, restarting it when it failed; `what` names the handler in errors
@@ -42,7 +42,7 @@ pub(crate) async fn call(
         Value::Object(params)
     };
     let reply = connection
-        .call_with_context_within(method, build, connection.timeout(), extension)
+        .call_with_context_within(method, build, Abandon::Cancel, connection.timeout(), extension)
         .await;
     reply.map_err(|error| match error {
         CallError::Rpc(error) => ExtensionError::Handler {

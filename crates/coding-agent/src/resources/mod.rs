@@ -92,7 +92,12 @@ pub struct ResourceOptions {
     pub package_skills: Vec<ExtraResource>,
     /// Prompt templates from packages, after the global ones.
     pub package_prompts: Vec<ExtraResource>,
-    /// `--no-skills`: only `skill_paths`.
+    /// Skill paths extensions added (`resources_discover`), loaded after all others — even with
+    /// `--no-skills`, as in pi; relative paths are taken from the working directory.
+    pub extension_skills: Vec<ExtraResource>,
+    /// Prompt-template paths extensions added, as [`ResourceOptions::extension_skills`].
+    pub extension_prompts: Vec<ExtraResource>,
+    /// `--no-skills`: only `skill_paths` (and the extensions').
     pub no_skills: bool,
     /// `--no-prompt-templates`: only `prompt_paths`.
     pub no_prompt_templates: bool,
@@ -294,21 +299,38 @@ fn discovered(options: &ResourceOptions, kind: Kind) -> Vec<Found> {
 /// line's, each real path once; and the metadata of every discovered file.
 fn paths_to_load(options: &ResourceOptions, kind: Kind) -> (Vec<PathBuf>, Vec<(PathBuf, Metadata)>) {
     let found = discovered(options, kind);
-    let (disabled, cli) = match kind {
-        Kind::Skills => (options.no_skills, &options.skill_paths),
-        Kind::Prompts => (options.no_prompt_templates, &options.prompt_paths),
+    let (disabled, cli, extension) = match kind {
+        Kind::Skills => (options.no_skills, &options.skill_paths, &options.extension_skills),
+        Kind::Prompts => (
+            options.no_prompt_templates,
+            &options.prompt_paths,
+            &options.extension_prompts,
+        ),
     };
     let home = options.home.clone().unwrap_or_default();
     let mut paths = Vec::new();
     let mut seen = HashSet::new();
     let enabled = found.iter().filter(|f| f.enabled && !disabled).map(|f| f.path.clone());
     let from_cli = cli.iter().map(|p| walk::resolve_from(&options.cwd, p, &home));
-    for path in enabled.chain(from_cli) {
+    // pi merges the extensions' paths after everything else it loaded.
+    let from_extensions: Vec<(PathBuf, Metadata)> = extension
+        .iter()
+        .map(|extra| {
+            let path = walk::resolve_from(&options.cwd, &extra.path.to_string_lossy(), &home);
+            (path, extra.metadata.clone())
+        })
+        .collect();
+    let extension_paths = from_extensions.iter().map(|(path, _)| path.clone());
+    for path in enabled.chain(from_cli).chain(extension_paths) {
         if seen.insert(walk::canonical(&path)) {
             paths.push(path);
         }
     }
-    let metadata = found.into_iter().map(|f| (f.path, f.metadata)).collect();
+    let metadata = found
+        .into_iter()
+        .map(|f| (f.path, f.metadata))
+        .chain(from_extensions)
+        .collect();
     (paths, metadata)
 }
 

@@ -330,3 +330,35 @@ fn everything_at_once_as_pi_0_73_1_loads_it() {
         Some(Some("<root>/home/.pi/agent/prompts/review.md".to_owned()))
     );
 }
+
+#[test]
+fn extension_paths_load_after_everything_even_with_no_skills() {
+    let s = Sandbox::new();
+    s.skill(&s.cwd.join(".pi/skills"), "shared", "project's");
+    s.skill(&s.cwd.join("ext/skills"), "shared", "extension's");
+    s.skill(&s.cwd.join("ext/skills"), "extra", "only the extension's");
+    let metadata = Metadata::new("extension:finder", "temporary", Some(s.cwd.join("ext")));
+    let extension = ExtraResource {
+        path: PathBuf::from("ext/skills"),
+        metadata: metadata.clone(),
+    };
+    let loaded = Resources::load(&ResourceOptions {
+        extension_skills: vec![extension.clone()],
+        ..s.options()
+    });
+    // The project's skill keeps its name; the extension's comes last.
+    assert_eq!(
+        skill_names(&loaded),
+        [("shared", "project's"), ("extra", "only the extension's")]
+    );
+    assert_eq!(loaded.skills[1].source_info.metadata, metadata);
+    let alone = Resources::load(&ResourceOptions {
+        extension_skills: vec![extension],
+        no_skills: true,
+        ..s.options()
+    });
+    assert_eq!(
+        skill_names(&alone),
+        [("extra", "only the extension's"), ("shared", "extension's")]
+    );
+}

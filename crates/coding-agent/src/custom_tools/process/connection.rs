@@ -71,6 +71,17 @@ struct CallEntry {
     held: HeldMutations,
 }
 
+/// What pi tells the process about a request it stops waiting for before the answer came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Abandon {
+    /// Nothing: a late answer is ignored (`initialize`, `session`, an `execute`, which has its
+    /// own `cancel {callId}`).
+    Forget,
+    /// `cancel {requestId}` (protocol version 2: aborts the `ctx.signal` of an `event`,
+    /// `command` or `shortcut` request).
+    Cancel,
+}
+
 /// A running tool process and everything waiting on it.
 pub(crate) struct Connection {
     label: String,
@@ -220,26 +231,32 @@ impl Connection {
     /// Sends a request and waits for its answer, however long it takes. Dropping the future
     /// forgets the request: a late answer is ignored.
     pub(crate) async fn call(&self, method: &str, params: &Value) -> Result<Value, CallError> {
-        self.request(|id| self.send(request_line(id, method, params))).await
+        self.request(|id| self.send(request_line(id, method, params)), Abandon::Forget)
+            .await
     }
 
     /// [`Connection::call`] with `params` built from what pi has told the process so far (which
-    /// `build` updates), under the lock that keeps such requests in order.
+    /// `build` updates), under the lock that keeps such requests in order; `abandon` says what
+    /// the process is told when the future is dropped before the answer.
     pub(crate) async fn call_with_context(
         &self,
         method: &str,
         build: impl FnOnce(&mut SentContext) -> Value,
+        abandon: Abandon,
     ) -> Result<Value, CallError> {
-        self.request(|id| {
-            let mut sent = lock(&self.sent);
-            let params = build(&mut sent);
-            self.send(request_line(id, method, &params));
-        })
+        self.request(
+            |id| {
+                let mut sent = lock(&self.sent);
+                let params = build(&mut sent);
+                self.send(request_line(id, method, &params));
+            },
+            abandon,
+        )
         .await
     }
 
     /// Registers a request under a new id, has `write` send it, and waits for its answer.
-    async fn request(&self, write: impl FnOnce(u64)) -> Result<Value, CallError> {
+    async fn request(&self, write: impl FnOnce(u64), abandon: Abandon) -> Result<Value, CallError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (sender, receiver) = oneshot::channel();
         {
@@ -250,7 +267,11 @@ impl Connection {
             }
             pending.insert(id, sender);
         }
-        let _forget = Forget { connection: self, id };
+        let _forget = Forget {
+            connection: self,
+            id,
+            abandon,
+        };
         write(id);
         match receiver.await {
             Ok(Ok(result)) => Ok(result),
@@ -276,10 +297,12 @@ impl Connection {
         &self,
         method: &str,
         build: impl FnOnce(&mut SentContext) -> Value,
+        abandon: Abandon,
         limit: Duration,
         tool: &str,
     ) -> Result<Value, CallError> {
-        self.within(self.call_with_context(method, build), limit, tool).await
+        self.within(self.call_with_context(method, build, abandon), limit, tool)
+            .await
     }
 
     async fn within(
@@ -463,15 +486,21 @@ impl Connection {
     }
 }
 
-/// Forgets a request whose caller stopped waiting.
+/// Forgets a request whose caller stopped waiting — and, for [`Abandon::Cancel`], tells a
+/// still-running process the request is cancelled when no answer came.
 struct Forget<'a> {
     connection: &'a Connection,
     id: u64,
+    abandon: Abandon,
 }
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
-        lock(&self.connection.pending).remove(&self.id);
+        let unanswered = lock(&self.connection.pending).remove(&self.id).is_some();
+        if unanswered && self.abandon == Abandon::Cancel && self.connection.is_alive() {
+            self.connection
+                .notify("cancel", &serde_json::json!({"requestId": self.id}));
+        }
     }
 }
 

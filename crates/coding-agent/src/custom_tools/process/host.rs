@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use pi_agent_core::lock;
 use serde_json::{Value, json};
 
-use super::connection::{CallError, Connection, Handler};
+use super::connection::{Abandon, CallError, Connection, Handler};
 use super::context::{SentContext, session_context};
 use super::error::ProcessError;
 use super::handlers;
@@ -215,7 +215,7 @@ impl Host {
             params
         };
         match connection
-            .call_with_context_within("session", build, self.spec.timeout, self.name())
+            .call_with_context_within("session", build, Abandon::Forget, self.spec.timeout, self.name())
             .await
         {
             Ok(_) => {}

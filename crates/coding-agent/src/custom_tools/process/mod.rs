@@ -38,7 +38,7 @@ mod protocol;
 mod spec;
 mod tool;
 
-pub(crate) use connection::{CallError, Connection, Handler};
+pub(crate) use connection::{Abandon, CallError, Connection, Handler};
 pub(crate) use context::{SentContext, execute_context};
 pub(crate) use handlers::{notification as tool_notification, request as tool_request};
 pub(crate) use host::{Host, Protocol};

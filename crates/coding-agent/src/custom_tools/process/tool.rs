@@ -11,7 +11,7 @@ use pi_tools::path::resolve_path;
 use serde_json::{Value, json};
 use tracing::Instrument;
 
-use super::connection::{CallError, Connection};
+use super::connection::{Abandon, CallError, Connection};
 use super::context::{SentContext, execute_context};
 use super::host::Host;
 use super::protocol::{ToolDefinition, parse_result};
@@ -127,7 +127,7 @@ impl ProcessTool {
                 connection.notify("cancel", &json!({"callId": call_id}));
                 return Err(aborted());
             }
-            reply = connection.call_with_context_within("execute", build, self.host.timeout(), &self.name) => reply,
+            reply = connection.call_with_context_within("execute", build, Abandon::Forget, self.host.timeout(), &self.name) => reply,
         };
         let outcome = match reply {
             Ok(result) => parse_result(result)
