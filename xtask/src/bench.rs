@@ -10,7 +10,10 @@
 //! * `pi-session-store --bench session_load`: opening a 100k-entry session file (`docs/sessions.md`);
 //! * `pi-cli --bench compaction`: a 2 000-turn RPC session with compaction on — time, peak memory and
 //!   tokens sent, side by side with pi 0.73.1 when Node.js and its package are there, else pi's last
-//!   recorded figures (`docs/compaction.md`).
+//!   recorded figures (`docs/compaction.md`);
+//! * `pi-cli --bench extension_startup`: start-up with pi 0.73.1's `hello` extension until the
+//!   answer to RPC `get_commands`, and without it, side by side with pi 0.73.1 when Node.js and
+//!   its package are there, else pi's last recorded figures (`docs/extensions.md`, "Speed").
 //!
 //! Extra arguments go to every `cargo bench`, e.g. `cargo xtask bench -- --quick`.
 
@@ -26,6 +29,7 @@ pub const BENCHES: &[&[&str]] = &[
     &["bench", "-p", "pi-cli", "--bench", "cli"],
     &["bench", "-p", "pi-session-store", "--bench", "session_load"],
     &["bench", "-p", "pi-cli", "--bench", "compaction"],
+    &["bench", "-p", "pi-cli", "--bench", "extension_startup"],
 ];
 
 /// Runs every bench of [`BENCHES`] in `root` with `extra` appended; stops at the first failure.
