@@ -171,7 +171,9 @@ fn session(runtime: &tokio::runtime::Runtime, program: &Path, leading: &[&str], 
 fn pi_073() -> Option<(PathBuf, PathBuf)> {
     let package = std::env::var_os("PI_073_PACKAGE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi-coding-agent/0.73.1"));
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi073/node_modules/@mariozechner/pi-coding-agent")
+        });
     let cli = package.join("dist/cli.js");
     let node = std::env::var_os("PI_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
     let version = Command::new(&node)

@@ -137,12 +137,14 @@ async fn a_session_compacted_by_pi_continues_in_ours_with_the_same_context() {
 }
 
 /// Node.js and pi 0.73.1's `dist/cli.js` in a package whose dependencies are installed
-/// (`$PI_073_PACKAGE`, else `.ci/pi-coding-agent/0.73.1`), or why there are none.
+/// (`$PI_073_PACKAGE`, else `.ci/pi073/node_modules/@mariozechner/pi-coding-agent`), or why there are none.
 async fn full_pi() -> Result<(PathBuf, PathBuf), String> {
     use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};
     let package = match std::env::var("PI_073_PACKAGE").ok().filter(|p| !p.is_empty()) {
         Some(path) => PathBuf::from(path),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi-coding-agent/0.73.1"),
+        None => {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi073/node_modules/@mariozechner/pi-coding-agent")
+        }
     };
     let cli = package.join("dist/cli.js");
     if !cli.is_file() {

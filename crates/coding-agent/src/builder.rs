@@ -9,6 +9,7 @@ use std::sync::Arc;
 use pi_agent_core::{Model, StreamFn, ThinkingLevel};
 use pi_ai::{HttpClient, ModelRegistry, Providers};
 
+pub use crate::build_error::BuildError;
 use crate::config::{AgentPaths, Settings};
 use crate::custom_tools::discover;
 use crate::custom_tools::{CustomTool, CustomToolFactory, FactoryError, NamedFactory, ToolApi};
@@ -16,7 +17,7 @@ use crate::custom_tools::{CustomTools, LoadError, load_all};
 use crate::extensions::{DiscoverOptions, ExtensionLoadError, Extensions, LoadOptions};
 use crate::prompt_recipe::PromptRecipe;
 use crate::resources::ResourceOptions;
-use crate::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionError, SessionOptions, SessionSettings};
+use crate::session::{AgentSession, DEFAULT_ACTIVE_TOOLS, SessionOptions, SessionSettings};
 use crate::ui::ToolUi;
 
 /// Which tools start active (pi's `--tools`, `--no-builtin-tools` and `--no-tools`).
@@ -60,21 +61,6 @@ impl ToolSelection {
                 .collect(),
         }
     }
-}
-
-/// Why [`SessionBuilder::build`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// The session refused the configuration (an unknown active tool, a name conflict).
-    #[error(transparent)]
-    Session(#[from] SessionError),
-    /// A blocking step (reading context files, discovering custom tools) panicked or was cancelled.
-    #[error("session set-up was interrupted: {0}")]
-    Interrupted(#[from] tokio::task::JoinError),
-    /// The `sandbox` setting is on but the platform or the kernel cannot enforce it (beyond pi):
-    /// no session starts rather than one whose commands all fail.
-    #[error(transparent)]
-    Sandbox(#[from] pi_tools::SandboxError),
 }
 
 /// A built session and what went wrong on the way that did not stop it.

@@ -50,6 +50,7 @@
 
 mod app;
 pub mod ast;
+mod build_error;
 mod builder;
 pub mod compaction;
 pub mod config;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::builder::BuildError;
+use crate::build_error::BuildError;
 use crate::extensions::Extensions;
 use crate::extensions::events::{ResourcePath, ResourcePaths};
 use crate::resources::{ExtraResource, Metadata, ResourceOptions, Resources, SystemPromptFiles};
