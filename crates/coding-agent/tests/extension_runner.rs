@@ -208,7 +208,15 @@ def report(args, ctx):
     assert!(has_late_tool(), "{:?}", app.session().active_tool_names());
     // `tools.execute` runs pi's built-in `read` in pi's cwd; the text goes to the sender.
     assert_eq!(extensions.run_command("/read-notes").await, Some(Ok(())));
-    let report = extensions.run_command("/report").await.unwrap().unwrap_err();
+    // The bus is fire-and-forget (as `pi.events` is in pi): the sender gets `read` a moment later.
+    let mut report = extensions.run_command("/report").await.unwrap().unwrap_err();
+    for _ in 0..100 {
+        if report.message() != "[]" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        report = extensions.run_command("/report").await.unwrap().unwrap_err();
+    }
     assert_eq!(
         report.message(),
         "[{'text': 'hello from the file\\n', 'seen': [{'from': 'sender'}]}]"
