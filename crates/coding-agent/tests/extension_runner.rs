@@ -335,7 +335,10 @@ export default function (pi) {{
     let event = json!({"type": "tool_call", "toolCallId": "c1", "toolName": "bash", "input": {"command": "ls"}});
     assert_eq!(listeners[0].handle(&event, &cancel).await, Ok(None));
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !marker.exists() && tokio::time::Instant::now() < deadline {
+    // Until the whole line is there (the file exists a moment before its text does).
+    while std::fs::read_to_string(&marker).ok().as_deref() != Some("aborted: true")
+        && tokio::time::Instant::now() < deadline
+    {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert_eq!(
