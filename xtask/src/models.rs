@@ -175,7 +175,7 @@ pub fn header(version: &str) -> String {
     )
 }
 
-/// Rust data for the JSON that [`DUMP_SCRIPT`] prints.
+/// Rust data for the JSON that the dump script (`DUMP_SCRIPT`) prints.
 ///
 /// # Errors
 /// When the JSON does not have the expected shape or a model has an unknown field.
