@@ -348,3 +348,46 @@ export default function (pi) {{
     );
     extensions.shutdown().await;
 }
+
+/// Two extensions in one Node host: the error of the second one's handler names that extension,
+/// not the first one of the process (the host says which in `data.extension`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_handler_is_named_by_its_own_extension_in_a_shared_host() {
+    if crate::extension_support::node().await.is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = crate::extension_support::write(
+        dir.path(),
+        "quiet.mjs",
+        "export default function (pi) { pi.on(\"tool_call\", () => undefined); }\n",
+    );
+    let broken = crate::extension_support::write(
+        dir.path(),
+        "broken.mjs",
+        "export default function (pi) { pi.on(\"tool_call\", () => { throw new Error(\"gate broke\"); }); }\n",
+    );
+    let entries = [quiet, broken.clone()]
+        .into_iter()
+        .map(|path| ExtensionEntry {
+            path,
+            kind: EntryKind::Script,
+            origin: Origin::Cli,
+            base_dir: None,
+        })
+        .collect();
+    let extensions = Extensions::load(entries, &ToolApi::new(dir.path()), LoadOptions::default()).await;
+    assert!(extensions.load_errors().is_empty(), "{:?}", extensions.load_errors());
+    let listeners = extensions.runner().listeners("tool_call");
+    assert_eq!(listeners.len(), 1, "one process");
+    let event = json!({"type": "tool_call", "toolCallId": "c1", "toolName": "bash", "input": {"command": "ls"}});
+    assert_eq!(
+        listeners[0].handle(&event, &CancellationToken::new()).await,
+        Err(ExtensionError::Handler {
+            extension: broken.display().to_string(),
+            event: "tool_call".into(),
+            message: "gate broke".into(),
+        })
+    );
+    extensions.shutdown().await;
+}

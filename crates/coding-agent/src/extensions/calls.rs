@@ -46,10 +46,13 @@ pub(crate) async fn call(
         .await;
     reply.map_err(|error| match error {
         CallError::Rpc(error) => ExtensionError::Handler {
-            extension: error
-                .data
-                .as_ref()
-                .and_then(|data| data.get("path"))
+            // A process hosting several extensions names the one whose handler threw (the Node
+            // host: `data.extension`; `data.path` in the protocol's first wording). A command keeps
+            // pi's `command:<name>`.
+            extension: (event != "command")
+                .then(|| error.data.as_ref())
+                .flatten()
+                .and_then(|data| data.get("extension").or_else(|| data.get("path")))
                 .and_then(Value::as_str)
                 .unwrap_or(extension)
                 .to_owned(),
