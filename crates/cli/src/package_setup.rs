@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pi_coding_agent::WarnFn;
 use pi_coding_agent::config::AgentPaths;
-use pi_coding_agent::packages::{ChildOutput, PackageManager, PackageResources, ResourceKind};
+use pi_coding_agent::packages::{ChildOutput, PackageManager, PackageResources, PackageSource, ResourceKind};
 use pi_coding_agent::resources::{ExtraResource, Metadata};
 
 use crate::args::Args;
@@ -41,12 +41,10 @@ impl PackageAdditions {
     }
 }
 
-/// Whether an `-e` argument names a package (`npm:…`, `git:…`, a git URL) rather than a path.
+/// Whether an `-e` argument names a package (`npm:…`, `git:…`, a git URL) rather than a path:
+/// what the package manager's own parser says (pi's rules).
 pub(crate) fn is_package_source(path: &Path) -> bool {
-    let text = path.to_string_lossy();
-    ["npm:", "git:", "https://", "http://", "ssh://", "git@"]
-        .iter()
-        .any(|prefix| text.starts_with(prefix))
+    !matches!(PackageSource::parse(&path.to_string_lossy()), PackageSource::Local(_))
 }
 
 /// pi's packages at start-up: every enabled resource of the packages in both settings files
@@ -93,4 +91,19 @@ pub(crate) async fn package_resources(
         }
     }
     additions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_sources_are_told_from_paths_by_the_package_parser() {
+        for source in ["npm:@foo/bar@1.0.0", "git:github.com/u/r@v1", "https://github.com/u/r"] {
+            assert!(is_package_source(Path::new(source)), "{source}");
+        }
+        for path in ["./ext.ts", "ext.ts", "/abs/ext", "~/ext.ts"] {
+            assert!(!is_package_source(Path::new(path)), "{path}");
+        }
+    }
 }
