@@ -70,7 +70,7 @@ mod ui;
 
 pub use app::{
     App, AppError, ModelSelectSource, NavigateOptions, NavigateOutcome, SessionStartReason, SessionStats,
-    ShutdownReason, UserMessageEntry, WarnFn,
+    ShutdownReason, UserMessageEntry, WarnFn, unless_cancelled,
 };
 pub use builder::{BuildError, BuiltSession, ExtensionSetup, SessionBuilder, ToolSelection};
 pub use messages::{bash_execution_text, convert_to_llm};

@@ -391,3 +391,56 @@ async fn a_failing_handler_is_named_by_its_own_extension_in_a_shared_host() {
     );
     extensions.shutdown().await;
 }
+
+/// `ctx.newSession` that another handler cancels (`session_before_switch` → `{cancel: true}`)
+/// answers `{cancelled: true}`, as pi's does — not an error.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_new_session_answers_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = r#"
+@ext.on("session_before_switch")
+def keep(event, ctx):
+    return {"cancel": True}
+
+@ext.command("fresh")
+def fresh(args, ctx):
+    ext.append_entry("answer", ctx.new_session())
+"#;
+    let root = python_extension(dir.path(), "keeper", body, Some(5000));
+    let faux = FauxModel::new();
+    let built = SessionBuilder::new(dir.path(), faux.model())
+        .stream_fn(Arc::new(faux.clone()))
+        .context_files(false)
+        .extensions(ExtensionSetup {
+            paths: vec![root],
+            no_extensions: true,
+            resolved: Vec::new(),
+        })
+        .build()
+        .await
+        .unwrap();
+    let extensions = built.extensions;
+    assert!(built.extension_errors.is_empty(), "{:?}", built.extension_errors);
+    let app = App::new(
+        built.session,
+        SessionManager::in_memory(dir.path()),
+        Arc::new(ModelRegistry::builtin()),
+        None,
+        Arc::new(|warning| panic!("{warning}")),
+    );
+    extensions.attach(&app);
+    app.set_extension_runner(Some(extensions.runner()));
+    assert_eq!(extensions.run_command("/fresh").await, Some(Ok(())));
+    let answers: Vec<Value> = app.with_store(|store| {
+        store
+            .entries()
+            .iter()
+            .filter_map(|entry| match &entry.kind {
+                pi_session_store::EntryKind::Custom { custom_type, data } if custom_type == "answer" => data.clone(),
+                _ => None,
+            })
+            .collect()
+    });
+    assert_eq!(answers, [json!({"cancelled": true})]);
+    extensions.shutdown().await;
+}

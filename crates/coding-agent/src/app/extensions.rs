@@ -426,3 +426,20 @@ impl CompactionHook for ExtensionCompaction {
             .await;
     }
 }
+
+/// A session change an extension may cancel (`session_before_switch`, `session_before_fork`,
+/// `session_before_tree`), as pi's callers see it: `Ok(None)` when an extension cancelled it
+/// (RPC and `ctx.*` answer `{"cancelled": true}`), the other errors as they are.
+///
+/// ```
+/// use pi_coding_agent::{AppError, unless_cancelled};
+/// assert_eq!(unless_cancelled(Ok::<_, AppError>(3)).unwrap(), Some(3));
+/// assert_eq!(unless_cancelled::<u8>(Err(AppError::Cancelled)).unwrap(), None);
+/// ```
+pub fn unless_cancelled<T>(result: Result<T, super::AppError>) -> Result<Option<T>, super::AppError> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(super::AppError::Cancelled) => Ok(None),
+        Err(error) => Err(error),
+    }
+}

@@ -791,7 +791,7 @@ fn custom_parts(custom: &CustomMessage) -> (String, UserContent, bool, Option<Va
 
 mod compact;
 mod extensions;
-pub use extensions::{ModelSelectSource, SessionStartReason, ShutdownReason};
+pub use extensions::{ModelSelectSource, SessionStartReason, ShutdownReason, unless_cancelled};
 mod tree;
 
 pub use tree::{NavigateOptions, NavigateOutcome};

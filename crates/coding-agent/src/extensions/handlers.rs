@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::hub::Hub;
+use crate::app::unless_cancelled;
 use crate::config::parse_thinking_level;
 use crate::custom_tools::process::{
     Connection, Handler, METHOD_NOT_FOUND, RpcError, SERVER_ERROR, tool_notification, tool_request,
@@ -392,12 +393,12 @@ impl ExtensionHandlers {
                 Ok(Value::Null)
             }
             "ctx.newSession" => {
-                app.new_session(text("parentSession")).await.map_err(failed)?;
-                Ok(json!({"cancelled": false}))
+                let done = unless_cancelled(app.new_session(text("parentSession")).await).map_err(failed)?;
+                Ok(json!({"cancelled": done.is_none()}))
             }
             "ctx.fork" => {
-                app.fork(&text("entryId").unwrap_or_default()).await.map_err(failed)?;
-                Ok(json!({"cancelled": false}))
+                let done = unless_cancelled(app.fork(&text("entryId").unwrap_or_default()).await).map_err(failed)?;
+                Ok(json!({"cancelled": done.is_none()}))
             }
             "ctx.navigateTree" => {
                 let options = crate::app::NavigateOptions {
@@ -417,8 +418,8 @@ impl ExtensionHandlers {
             }
             "ctx.switchSession" => {
                 let path = text("sessionPath").unwrap_or_default();
-                app.switch_session(std::path::Path::new(&path)).await.map_err(failed)?;
-                Ok(json!({"cancelled": false}))
+                let done = unless_cancelled(app.switch_session(std::path::Path::new(&path)).await).map_err(failed)?;
+                Ok(json!({"cancelled": done.is_none()}))
             }
             _ => Err(RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))),
         }

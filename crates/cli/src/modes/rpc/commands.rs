@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::state::Rpc;
 use pi_coding_agent::config::{parse_thinking_level, thinking_level_name};
 use pi_coding_agent::extensions::events::{InputSource, UserBashResult};
-use pi_coding_agent::{AppError, ModelSelectSource};
+use pi_coding_agent::{ModelSelectSource, unless_cancelled};
 use pi_session_store::EntryKind;
 
 type Reply = Result<Option<Value>, String>;
@@ -295,13 +295,8 @@ async fn not_busy(rpc: &Rpc) -> Result<(), String> {
 async fn new_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     not_busy(rpc).await?;
     let parent = command.get("parentSession").and_then(Value::as_str).map(str::to_owned);
-    match rpc.app.new_session(parent).await {
-        Err(AppError::Cancelled) => Ok(Some(json!({"cancelled": true}))),
-        result => {
-            result.map_err(|e| e.to_string())?;
-            Ok(Some(json!({"cancelled": false})))
-        }
-    }
+    let done = unless_cancelled(rpc.app.new_session(parent).await).map_err(|e| e.to_string())?;
+    Ok(Some(json!({"cancelled": done.is_none()})))
 }
 
 fn state(rpc: &Rpc) -> Value {
@@ -557,9 +552,8 @@ async fn switch_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     } else {
         path
     };
-    let warnings = match rpc.app.switch_session(&path).await {
-        Err(AppError::Cancelled) => return Ok(Some(json!({"cancelled": true}))),
-        result => result.map_err(|e| e.to_string())?,
+    let Some(warnings) = unless_cancelled(rpc.app.switch_session(&path).await).map_err(|e| e.to_string())? else {
+        return Ok(Some(json!({"cancelled": true})));
     };
     let warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     Ok(Some(json!({"cancelled": false, "warnings": warnings})))
@@ -568,9 +562,8 @@ async fn switch_session(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
 async fn fork(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     not_busy(rpc).await?;
     let entry = text_field(command, "entryId")?;
-    let text = match rpc.app.fork(&entry).await {
-        Err(AppError::Cancelled) => return Ok(Some(json!({"cancelled": true}))),
-        result => result.map_err(|e| e.to_string())?,
+    let Some(text) = unless_cancelled(rpc.app.fork(&entry).await).map_err(|e| e.to_string())? else {
+        return Ok(Some(json!({"cancelled": true})));
     };
     Ok(Some(json!({"text": text, "cancelled": false})))
 }
@@ -579,13 +572,8 @@ async fn fork(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
 /// event).
 async fn clone(rpc: &Rpc) -> Reply {
     not_busy(rpc).await?;
-    match rpc.app.clone_session().await {
-        Err(AppError::Cancelled) => Ok(Some(json!({"cancelled": true}))),
-        result => {
-            result.map_err(|e| e.to_string())?;
-            Ok(Some(json!({"cancelled": false})))
-        }
-    }
+    let done = unless_cancelled(rpc.app.clone_session().await).map_err(|e| e.to_string())?;
+    Ok(Some(json!({"cancelled": done.is_none()})))
 }
 
 fn fork_messages(rpc: &Rpc) -> Value {
