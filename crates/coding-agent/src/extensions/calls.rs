@@ -49,9 +49,10 @@ pub(crate) async fn call(
             // A process hosting several extensions names the one whose handler threw (the Node
             // host: `data.extension`; `data.path` in the protocol's first wording). A command keeps
             // pi's `command:<name>`.
-            extension: (event != "command")
-                .then(|| error.data.as_ref())
-                .flatten()
+            extension: error
+                .data
+                .as_ref()
+                .filter(|_| event != "command")
                 .and_then(|data| data.get("extension").or_else(|| data.get("path")))
                 .and_then(Value::as_str)
                 .unwrap_or(extension)
