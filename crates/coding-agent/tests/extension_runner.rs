@@ -380,6 +380,11 @@ async fn a_failing_handler_is_named_by_its_own_extension_in_a_shared_host() {
     assert!(extensions.load_errors().is_empty(), "{:?}", extensions.load_errors());
     let listeners = extensions.runner().listeners("tool_call");
     assert_eq!(listeners.len(), 1, "one process");
+    assert!(extensions.runner().listens("tool_call"));
+    assert!(
+        !extensions.runner().listens("context"),
+        "no extension listens to context"
+    );
     let event = json!({"type": "tool_call", "toolCallId": "c1", "toolName": "bash", "input": {"command": "ls"}});
     assert_eq!(
         listeners[0].handle(&event, &CancellationToken::new()).await,

@@ -83,6 +83,27 @@ impl Hub {
         lock(&self.extensions).clone()
     }
 
+    /// For each process with an extension listening to `event_type`, in load order: the process
+    /// and its first such extension's path (without copying the registrations).
+    pub(crate) fn listening(&self, event_type: &str) -> Vec<(usize, String)> {
+        let mut found: Vec<(usize, String)> = Vec::new();
+        for hosted in lock(&self.extensions).iter() {
+            if !found.iter().any(|(process, _)| *process == hosted.process)
+                && hosted.registration.events.iter().any(|e| e == event_type)
+            {
+                found.push((hosted.process, hosted.registration.path.clone()));
+            }
+        }
+        found
+    }
+
+    /// Whether an extension listens to `event_type`.
+    pub(crate) fn listens(&self, event_type: &str) -> bool {
+        lock(&self.extensions)
+            .iter()
+            .any(|hosted| hosted.registration.events.iter().any(|e| e == event_type))
+    }
+
     /// A `register` notification: adds to the registration of the extension `path` of process
     /// `process`.
     pub(crate) fn register(&self, process: usize, params: &Value) -> Result<(), String> {

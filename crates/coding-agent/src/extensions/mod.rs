@@ -576,24 +576,23 @@ struct ProcessRunner {
 #[async_trait::async_trait]
 impl ExtensionRunner for ProcessRunner {
     fn listeners(&self, event_type: &str) -> Vec<Arc<dyn EventListener>> {
-        let mut listeners: Vec<Arc<dyn EventListener>> = Vec::new();
-        let mut seen = Vec::new();
-        for hosted in self.hub.extensions() {
-            if seen.contains(&hosted.process) || !hosted.registration.events.iter().any(|e| e == event_type) {
-                continue;
-            }
-            seen.push(hosted.process);
-            let Some(host) = self.hub.process(hosted.process) else {
-                continue;
-            };
-            listeners.push(Arc::new(calls::ProcessListener {
-                hub: self.hub.clone(),
-                host,
-                extension: hosted.registration.path.clone(),
-                event_type: event_type.to_owned(),
-            }));
-        }
-        listeners
+        self.hub
+            .listening(event_type)
+            .into_iter()
+            .filter_map(|(process, extension)| {
+                let host = self.hub.process(process)?;
+                Some(Arc::new(calls::ProcessListener {
+                    hub: self.hub.clone(),
+                    host,
+                    extension,
+                    event_type: event_type.to_owned(),
+                }) as Arc<dyn EventListener>)
+            })
+            .collect()
+    }
+
+    fn listens(&self, event_type: &str) -> bool {
+        self.hub.listens(event_type)
     }
 
     fn report(&self, error: ExtensionError) {

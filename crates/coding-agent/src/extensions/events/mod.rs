@@ -41,6 +41,11 @@ use tokio_util::sync::CancellationToken;
 pub trait ExtensionRunner: Send + Sync {
     /// The listeners of `event_type`, in load order (empty: pi skips building the payload).
     fn listeners(&self, event_type: &str) -> Vec<Arc<dyn EventListener>>;
+    /// Whether anyone listens to `event_type`: asked for every agent event (each streamed
+    /// `message_update` included), so a runner answers it without building listeners.
+    fn listens(&self, event_type: &str) -> bool {
+        !self.listeners(event_type).is_empty()
+    }
     /// Reports a listener's failure as a warning (`Extension "<path>" error in <type> handler: <message>`).
     fn report(&self, error: ExtensionError);
 }
