@@ -74,8 +74,14 @@ impl EventQueue {
 }
 
 async fn worker(mut jobs: mpsc::UnboundedReceiver<Job>, pending: Arc<watch::Sender<u64>>, cancel: CancellationToken) {
+    use futures::FutureExt;
     while let Some(job) = jobs.recv().await {
-        job.extensions.emit(job.kind, || job.event, &cancel).await;
+        // A listener is anyone's code (the runner is a public trait): one that panics loses its
+        // event, never the queue — `drained` would otherwise wait forever.
+        let emitted = std::panic::AssertUnwindSafe(job.extensions.emit(job.kind, || job.event, &cancel));
+        if emitted.catch_unwind().await.is_err() {
+            tracing::warn!(event = job.kind, "an extension event listener panicked");
+        }
         pending.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
@@ -125,5 +131,32 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(1), EventQueue::default().drained())
             .await
             .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_listener_that_panics_loses_its_event_not_the_queue() {
+        let seen = Arc::new(StdMutex::new(Vec::new()));
+        let log = seen.clone();
+        let runner = runner_with(vec![Recording::new("turn_start", move |event| {
+            let log = log.clone();
+            let index = event["turnIndex"].as_u64();
+            async move {
+                assert_ne!(index, Some(0), "the first event's listener panics");
+                log.lock().unwrap().push(index);
+                Ok(None)
+            }
+        })]);
+        let queue = EventQueue::default();
+        for index in 0..2 {
+            queue.push(
+                runner.clone(),
+                "turn_start",
+                json!({"type": "turn_start", "turnIndex": index}),
+            );
+        }
+        tokio::time::timeout(Duration::from_secs(5), queue.drained())
+            .await
+            .expect("drained after a panicking listener");
+        assert_eq!(*seen.lock().unwrap(), [Some(1)]);
     }
 }
