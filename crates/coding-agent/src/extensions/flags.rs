@@ -16,15 +16,6 @@ pub struct GivenFlag {
     pub value: Option<String>,
 }
 
-/// A registered flag's value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FlagValue {
-    /// A boolean flag given.
-    Bool(bool),
-    /// A string flag's value.
-    Text(String),
-}
-
 /// Why the extension flags of the command line cannot be used (pi's texts).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

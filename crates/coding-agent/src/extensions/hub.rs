@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, RwLock};
 
 use pi_agent_core::lock;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::events::ExtensionError;
 use super::registration::Registration;
@@ -30,7 +30,6 @@ pub(crate) struct Hub {
     app: RwLock<Option<App>>,
     extensions: Mutex<Vec<Hosted>>,
     processes: Mutex<Vec<Arc<Host>>>,
-    flag_values: Mutex<Map<String, Value>>,
     report: RwLock<Option<ReportFn>>,
     shutdown: std::sync::atomic::AtomicBool,
 }
@@ -115,14 +114,6 @@ impl Hub {
             .find(|hosted| hosted.registration.path == path || path.is_empty())
             .ok_or_else(|| format!("register: no extension \"{path}\" in this process"))?;
         hosted.registration.add(params)
-    }
-
-    pub(crate) fn set_flag_values(&self, values: Map<String, Value>) {
-        *lock(&self.flag_values) = values;
-    }
-
-    pub(crate) fn flag_values(&self) -> Map<String, Value> {
-        lock(&self.flag_values).clone()
     }
 
     /// `ctx.shutdown()`: pi ends once the current work is done.

@@ -38,7 +38,7 @@ use serde_json::{Map, Value, json};
 pub use commands::{Command, split_command};
 pub use discovery::{DiscoverOptions, EXTENSION_MANIFEST, EntryKind, ExtensionEntry, MissingPath, Origin, discover};
 pub use events::{EventListener, ExtensionError, ExtensionRunner};
-pub use flags::{FlagError, FlagValue, GivenFlag, help_section};
+pub use flags::{FlagError, GivenFlag, help_section};
 pub use hub::ReportFn;
 pub use node::NODE_HOST_LABEL;
 pub use registration::{CommandInfo, ExtensionTool, FlagInfo, ProviderInfo, Registration, ShortcutInfo};
@@ -421,7 +421,6 @@ impl Extensions {
     /// texts); nothing is sent then.
     pub async fn apply_flags(&self, given: &[GivenFlag]) -> Result<(), Vec<FlagError>> {
         let values = flags::values(&self.flags(), given)?;
-        self.hub.set_flag_values(values.clone());
         let params = json!({"values": values});
         for host in self.hub.processes() {
             if let Some(connection) = host.live().await {
@@ -429,11 +428,6 @@ impl Extensions {
             }
         }
         Ok(())
-    }
-
-    /// The value of a registered flag (`pi.getFlag`), after [`Extensions::apply_flags`].
-    pub fn flag_value(&self, name: &str) -> Option<Value> {
-        self.hub.flag_values().get(name).cloned()
     }
 
     /// Every extension command with pi's invocation names, in load order.
