@@ -449,3 +449,56 @@ def fresh(args, ctx):
     assert_eq!(answers, [json!({"cancelled": true})]);
     extensions.shutdown().await;
 }
+
+/// `pi.sendUserMessage` while idle is a prompt with source "extension", as in pi: the `input`
+/// event sees it (and may rewrite it) before the model does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_user_message_an_extension_sends_goes_through_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = r#"
+@ext.on("input")
+def rewrite(event, ctx):
+    if event.get("source") == "extension":
+        return {"action": "transform", "text": event["text"] + " (via input)"}
+    return None
+
+@ext.command("nudge")
+def nudge(args, ctx):
+    ext.send_user_message("hello")
+"#;
+    let root = python_extension(dir.path(), "nudger", body, Some(5000));
+    let faux = FauxModel::new();
+    faux.set_responses([pi_agent_core::faux::faux_assistant_text("Hi.")]);
+    let built = SessionBuilder::new(dir.path(), faux.model())
+        .stream_fn(Arc::new(faux.clone()))
+        .context_files(false)
+        .extensions(ExtensionSetup {
+            paths: vec![root],
+            no_extensions: true,
+            resolved: Vec::new(),
+        })
+        .build()
+        .await
+        .unwrap();
+    let extensions = built.extensions;
+    let app = App::new(
+        built.session,
+        SessionManager::in_memory(dir.path()),
+        Arc::new(ModelRegistry::builtin()),
+        None,
+        Arc::new(|warning| panic!("{warning}")),
+    );
+    extensions.attach(&app);
+    app.set_extension_runner(Some(extensions.runner()));
+    assert_eq!(extensions.run_command("/nudge").await, Some(Ok(())));
+    for _ in 0..200 {
+        if app.last_assistant_text().is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(app.last_assistant_text().as_deref(), Some("Hi."));
+    let sent: Vec<String> = app.user_messages().into_iter().map(|m| m.text).collect();
+    assert_eq!(sent, ["hello (via input)"]);
+    extensions.shutdown().await;
+}

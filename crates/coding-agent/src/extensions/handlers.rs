@@ -435,17 +435,24 @@ fn deliver(app: &crate::App, message: AgentMessage, options: SendOptions) {
         Some("steer") if streaming => session.steer(message),
         Some("followUp") if streaming => session.follow_up(message),
         _ if streaming => session.follow_up(message),
-        _ => {
-            app.add_message(message);
-            if options.trigger_turn {
-                let app = app.clone();
-                tokio::spawn(async move {
-                    if let Err(error) = app.session().continue_run().await {
-                        tracing::warn!(%error, "the turn an extension started failed");
-                    }
-                    app.after_run().await;
-                });
-            }
+        // Idle: a turn goes the way a prompt does (pi's `prompt` with source "extension"): the
+        // `input` event and expansion for a user message, one prompt at a time, the compaction
+        // check after the run.
+        _ if options.trigger_turn => {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let outcome = match &message {
+                    AgentMessage::User(_) => app
+                        .prompt_from(message, crate::extensions::events::InputSource::Extension)
+                        .await
+                        .map(drop),
+                    _ => app.prompt(message).await,
+                };
+                if let Err(error) = outcome {
+                    tracing::warn!(%error, "the turn an extension started failed");
+                }
+            });
         }
+        _ => app.add_message(message),
     }
 }
