@@ -48,7 +48,8 @@ function extensionToolDefinition(tool) {
 
 /** Runs the extension host on stdin / stdout for the extension entries `entryPaths` (in order). */
 function startExtensionHost(entryPaths) {
-  const { send, request, notify, listen, flush } = openChannel("pi extension host");
+  const channel = openChannel("pi extension host");
+  const { request, notify } = channel;
   linkHost(request, notify);
   const exec = makeExec(() => state.cwd);
   const pending = makePendingActions(request, "pi extension host");
@@ -97,11 +98,9 @@ function startExtensionHost(entryPaths) {
   /** Takes in a `Context` snapshot: the session delta is applied, the rest kept as it is. */
   function takeSnapshot(context) {
     if (context === null || typeof context !== "object") return snapshot;
-    const delta = context.session;
-    if (delta && typeof delta === "object") {
-      const keep = Number.isInteger(delta.keep) && delta.keep >= 0 ? delta.keep : 0;
-      const added = Array.isArray(delta.entries) ? delta.entries : [];
-      session = { entries: session.entries.slice(0, keep).concat(added), sessionFile: context.sessionFile ?? undefined };
+    const entries = applySessionDelta(session.entries, context.session);
+    if (entries !== undefined) {
+      session = { entries, sessionFile: context.sessionFile ?? undefined };
     } else if ("sessionFile" in context) {
       session = { ...session, sessionFile: context.sessionFile ?? undefined };
     }
@@ -459,20 +458,7 @@ function startExtensionHost(entryPaths) {
   }
 
   async function initialize(params) {
-    if (state.started) throw new RpcError(-32600, "Already initialized");
-    state.started = true;
-    if (params?.protocolVersion !== undefined && params.protocolVersion !== EXTENSION_PROTOCOL_VERSION) {
-      throw new RpcError(-32602, `Unsupported protocol version ${params.protocolVersion} (this host speaks ${EXTENSION_PROTOCOL_VERSION} with --extensions)`);
-    }
-    if (typeof params?.cwd === "string") {
-      state.cwd = params.cwd;
-      try {
-        process.chdir(params.cwd);
-      } catch (error) {
-        console.error(`pi extension host: cannot change to ${params.cwd}: ${messageOf(error)}`);
-      }
-    }
-    state.hasUI = params?.hasUI === true;
+    beginInitialize(state, params, EXTENSION_PROTOCOL_VERSION, `${EXTENSION_PROTOCOL_VERSION} with --extensions`, "pi extension host");
     if (typeof params?.piVersion === "string") hostInfo.piVersion = params.piVersion;
     if (typeof params?.agentDir === "string") hostInfo.agentDir = params.agentDir;
     snapshot = { cwd: state.cwd, hasUI: state.hasUI };
@@ -801,43 +787,12 @@ function startExtensionHost(entryPaths) {
     shutdown,
   };
 
-  /** Settles when `initialize` has been answered: requests that come meanwhile wait for it. */
-  let initialized = Promise.resolve();
-  const inFlight = new Set();
-
   /** The JSON-RPC error of a failure: `errorAnswer`'s, with the extension's path in `data`. */
   function failureAnswer(error) {
     const cause = error instanceof ExtensionFailure ? error.cause : error;
     const answer = errorAnswer(cause);
     if (error instanceof ExtensionFailure) answer.data = { ...(answer.data ?? {}), extension: error.extension };
     return answer;
-  }
-
-  function onRequest({ id, method, params }) {
-    const handler = methods[method];
-    let run;
-    let key;
-    if (handler === undefined) run = Promise.reject(new RpcError(-32601, `Method not found: ${method}`));
-    else if (method === "initialize") run = initialized = handler(params);
-    else {
-      key = method === "execute" ? `call:${params?.callId}` : `request:${id}`;
-      const controller = controllerFor(key);
-      run = initialized.then(
-        () => handler(params, controller),
-        () => handler(params, controller),
-      );
-    }
-    inFlight.add(run);
-    run
-      .finally(() => {
-        inFlight.delete(run);
-        if (key !== undefined) controllers.delete(key);
-      })
-      .catch(() => {});
-    run.then(
-      (result) => send({ id, result: result ?? null }, method === "shutdown" ? () => process.exit(0) : undefined),
-      (error) => send({ id, error: failureAnswer(error) }),
-    );
   }
 
   function onNotification({ method, params }) {
@@ -851,16 +806,14 @@ function startExtensionHost(entryPaths) {
     }
   }
 
-  listen({
-    onRequest,
+  /** The key of a request's controller: its callId (`execute`) or its id. */
+  const keyOf = (method, params, id) => (method === "execute" ? `call:${params?.callId}` : `request:${id}`);
+  serveRequests(channel, {
+    handlers: methods,
+    controllerFor: (method, params, id) => controllerFor(keyOf(method, params, id)),
+    release: (method, params, id) => controllers.delete(keyOf(method, params, id)),
+    errorOf: failureAnswer,
     onNotification,
-    onClose() {
-      // pi went away: let what is in flight end (2 s at most), then exit — within 5 s in all.
-      setTimeout(() => process.exit(0), 5000).unref();
-      const grace = new Promise((resolveGrace) => setTimeout(resolveGrace, 2000).unref());
-      Promise.race([Promise.allSettled([...inFlight]), grace])
-        .then(shutdown)
-        .finally(() => flush(() => process.exit(0)));
-    },
+    shutdown,
   });
 }

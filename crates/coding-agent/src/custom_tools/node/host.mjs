@@ -956,8 +956,96 @@ function makeExec(cwd) {
 }
 
 /** Runs the host on stdin / stdout for the tool module at `entryPath`. */
+/**
+ * The start of `initialize` in both modes: answered once, the protocol `version` checked (the
+ * error says the host speaks `speaks`), pi's cwd taken into `state.cwd` (and changed to; `label`
+ * prefixes the message on stderr when it cannot be) and `hasUI` into `state.hasUI`.
+ */
+function beginInitialize(state, params, version, speaks, label) {
+  if (state.started) throw new RpcError(-32600, "Already initialized");
+  state.started = true;
+  if (params?.protocolVersion !== undefined && params.protocolVersion !== version) {
+    throw new RpcError(-32602, `Unsupported protocol version ${params.protocolVersion} (this host speaks ${speaks})`);
+  }
+  if (typeof params?.cwd === "string") {
+    state.cwd = params.cwd;
+    try {
+      process.chdir(params.cwd);
+    } catch (error) {
+      console.error(`${label}: cannot change to ${params.cwd}: ${messageOf(error)}`);
+    }
+  }
+  state.hasUI = params?.hasUI === true;
+}
+
+/** The session entries after pi's `delta` (`{keep, entries}`: keep the first `keep` of `entries`,
+ *  append the delta's), or `undefined` when pi sent no delta. */
+function applySessionDelta(entries, delta) {
+  if (!delta || typeof delta !== "object") return undefined;
+  const keep = Number.isInteger(delta.keep) && delta.keep >= 0 ? delta.keep : 0;
+  const added = Array.isArray(delta.entries) ? delta.entries : [];
+  return entries.slice(0, keep).concat(added);
+}
+
+/**
+ * Serves pi's requests on `channel` (from `openChannel`) in both modes: `handlers` by method, each
+ * called with `(params, controller)`; `initialize` runs at once, every other request once it has
+ * been answered; `shutdown`'s answer exits the process. `controllerFor(method, params, id)` gives a
+ * request its AbortController (or `undefined`) and `release(method, params, id)` runs when such a
+ * request settled; `errorOf` makes the JSON-RPC error of a failure. When stdin ends without
+ * `shutdown` (pi went away, or a script piped its requests), what is in flight is answered (2 s at
+ * most), then `shutdown()` runs and the process exits — within 5 s in all.
+ */
+function serveRequests(channel, { handlers, controllerFor = () => undefined, release = () => {}, errorOf = errorAnswer, onNotification, shutdown }) {
+  const { send, listen, flush } = channel;
+  /** Settles when `initialize` has been answered: requests that come meanwhile wait for it. */
+  let initialized = Promise.resolve();
+  /** Requests being handled. */
+  const inFlight = new Set();
+
+  function onRequest({ id, method, params }) {
+    const handler = handlers[method];
+    let run;
+    let controlled = false;
+    if (handler === undefined) run = Promise.reject(new RpcError(-32601, `Method not found: ${method}`));
+    else if (method === "initialize") run = initialized = handler(params);
+    else {
+      const controller = controllerFor(method, params, id);
+      controlled = controller !== undefined;
+      run = initialized.then(
+        () => handler(params, controller),
+        () => handler(params, controller),
+      );
+    }
+    inFlight.add(run);
+    run
+      .finally(() => {
+        inFlight.delete(run);
+        if (controlled) release(method, params, id);
+      })
+      .catch(() => {});
+    run.then(
+      (result) => send({ id, result: result ?? null }, method === "shutdown" ? () => process.exit(0) : undefined),
+      (error) => send({ id, error: errorOf(error) }),
+    );
+  }
+
+  listen({
+    onRequest,
+    onNotification,
+    onClose() {
+      setTimeout(() => process.exit(0), 5000).unref();
+      const grace = new Promise((resolveGrace) => setTimeout(resolveGrace, 2000).unref());
+      Promise.race([Promise.allSettled([...inFlight]), grace])
+        .then(shutdown)
+        .finally(() => flush(() => process.exit(0)));
+    },
+  });
+}
+
 function startHost(entryPath) {
-  const { send, request, notify, listen, flush } = openChannel("pi tool host");
+  const channel = openChannel("pi tool host");
+  const { request, notify } = channel;
 
   const entryUrl = pathToFileURL(resolvePath(entryPath)).href;
   /** The AbortController of every call in flight, by callId. */
@@ -1049,16 +1137,8 @@ function startHost(entryPath) {
    *  once). Without a `context` (an older pi, or no session) nothing changes. */
   function takeContext(context) {
     if (context === null || typeof context !== "object") return;
-    const session = context.session;
-    if (session && typeof session === "object") {
-      const keep = Number.isInteger(session.keep) && session.keep >= 0 ? session.keep : 0;
-      const added = Array.isArray(session.entries) ? session.entries : [];
-      lastSession = {
-        ...lastSession,
-        entries: lastSession.entries.slice(0, keep).concat(added),
-        sessionFile: session.sessionFile ?? undefined,
-      };
-    }
+    const entries = applySessionDelta(lastSession.entries, context.session);
+    if (entries !== undefined) lastSession = { ...lastSession, entries, sessionFile: context.session.sessionFile ?? undefined };
     if ("model" in context) models.current = context.model ?? undefined;
     const registry = context.modelRegistry;
     if (registry && typeof registry === "object") {
@@ -1102,20 +1182,7 @@ function startHost(entryPath) {
   }
 
   async function initialize(params) {
-    if (state.started) throw new RpcError(-32600, "Already initialized");
-    state.started = true;
-    if (params?.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
-      throw new RpcError(-32602, `Unsupported protocol version ${params.protocolVersion} (this host speaks ${PROTOCOL_VERSION})`);
-    }
-    if (typeof params?.cwd === "string") {
-      state.cwd = params.cwd;
-      try {
-        process.chdir(params.cwd);
-      } catch (error) {
-        console.error(`pi tool host: cannot change to ${params.cwd}: ${messageOf(error)}`);
-      }
-    }
-    state.hasUI = params?.hasUI === true;
+    beginInitialize(state, params, PROTOCOL_VERSION, String(PROTOCOL_VERSION), "pi tool host");
     installHooks();
     let module;
     try {
@@ -1202,48 +1269,19 @@ function startHost(entryPath) {
     shutdown,
   };
 
-  /** Settles when `initialize` has been answered: requests that come meanwhile wait for it. */
-  let initialized = Promise.resolve();
-  /** Requests being handled. */
-  const inFlight = new Set();
-
-  function onRequest(message) {
-    const { id, method, params } = message;
-    const handler = handlers[method];
-    let run;
-    if (handler === undefined) run = Promise.reject(new RpcError(-32601, `Method not found: ${method}`));
-    else if (method === "initialize") run = initialized = handler(params);
-    else {
-      let controller;
-      if (method === "execute") {
-        controller = new AbortController();
-        calls.set(params?.callId, controller);
-      }
-      run = initialized.then(() => handler(params, controller), () => handler(params, controller));
-    }
-    inFlight.add(run);
-    run.finally(() => inFlight.delete(run)).catch(() => {});
-    run.then(
-      (result) => send({ id, result: result ?? null }, method === "shutdown" ? () => process.exit(0) : undefined),
-      (error) => send({ id, error: errorAnswer(error) }),
-    );
-  }
-
-  function onNotification(message) {
-    if (message.method === "cancel") calls.get(message.params?.callId)?.abort();
-  }
-
-  listen({
-    onRequest,
-    onNotification,
-    onClose() {
-      // stdin ended without `shutdown` (pi went away, or a script piped its requests): answer what is
-      // in flight (2 s at most), let the tools clean up, then exit — within 5 s in all.
-      setTimeout(() => process.exit(0), 5000).unref();
-      const grace = new Promise((resolveGrace) => setTimeout(resolveGrace, 2000).unref());
-      Promise.race([Promise.allSettled([...inFlight]), grace])
-        .then(shutdown)
-        .finally(() => flush(() => process.exit(0)));
+  serveRequests(channel, {
+    handlers,
+    // An `execute` is registered under its callId as soon as it comes, so that a `cancel` right
+    // behind it is not lost while it waits for `initialize`; `execute` removes it when done.
+    controllerFor(method, params) {
+      if (method !== "execute") return undefined;
+      const controller = new AbortController();
+      calls.set(params?.callId, controller);
+      return controller;
     },
+    onNotification(message) {
+      if (message.method === "cancel") calls.get(message.params?.callId)?.abort();
+    },
+    shutdown,
   });
 }
