@@ -140,59 +140,23 @@ function startExtensionHost(entryPaths) {
   };
 
   /** `ctx.modelRegistry` over the models pi told the host about; keys are asked of pi. */
-  const modelRegistry = {
-    getAll: () => [...hostInfo.models],
-    getAvailable: () =>
-      hostInfo.available === undefined ? [...hostInfo.models] : hostInfo.available.map((i) => hostInfo.models[i]).filter((m) => m !== undefined),
-    find: (provider, modelId) => hostInfo.models.find((m) => m?.provider === provider && m?.id === modelId),
-    async getApiKey(model) {
-      const key = await request("modelRegistry.getApiKey", modelRef(model));
-      return typeof key === "string" ? key : undefined;
+  const modelRegistry = makeModelRegistry(request, {
+    get all() {
+      return hostInfo.models;
     },
-    async getApiKeyForProvider(provider) {
-      const key = await request("modelRegistry.getApiKey", { provider: String(provider), id: "" });
-      return typeof key === "string" ? key : undefined;
+    get available() {
+      return hostInfo.available;
     },
-    isUsingOAuth: () => false,
-    refresh() {},
-    getError: () => undefined,
-  };
-
-  /** A dialog request: `undefined` at once when `opts.signal` is aborted, and when it aborts
-   *  while pi asks. */
-  function dialog(method, params, opts) {
-    if (typeof opts?.timeout === "number") params.timeout = opts.timeout;
-    const signal = opts?.signal;
-    if (signal?.aborted) return Promise.resolve(null);
-    const asked = request(method, params);
-    if (signal === undefined) return asked;
-    return Promise.race([asked, new Promise((resolveAbort) => signal.addEventListener("abort", () => resolveAbort(null), { once: true }))]);
-  }
+  });
 
   /** `ctx.ui`: dialogs and the fire-and-forget calls go to pi (`ui.*`); what needs a component
    *  bridge answers as pi's RPC mode does (no-ops, `custom` → `undefined`). */
   const ui = {
-    async select(title, options, opts) {
-      const chosen = await dialog("ui.select", { title: String(title), options: [...(options ?? [])].map(String) }, opts);
-      return chosen ?? undefined;
-    },
-    async confirm(title, message, opts) {
-      return (await dialog("ui.confirm", { title: String(title), message: String(message ?? "") }, opts)) === true;
-    },
-    async input(title, placeholder, opts) {
-      const params = { title: String(title) };
-      if (placeholder !== undefined) params.placeholder = String(placeholder);
-      return (await dialog("ui.input", params, opts)) ?? undefined;
-    },
+    ...makeDialogs(request, notify),
     async editor(title, prefill) {
       const params = { title: String(title) };
       if (prefill !== undefined) params.prefill = String(prefill);
       return (await request("ui.editor", params)) ?? undefined;
-    },
-    notify(message, type) {
-      const params = { message: String(message) };
-      if (type !== undefined) params.type = type;
-      notify("ui.notify", params);
     },
     setStatus(key, text) {
       notify("ui.setStatus", { key: String(key), text: text === undefined || text === null ? null : String(text) });

@@ -957,6 +957,68 @@ function makeExec(cwd) {
 
 /** Runs the host on stdin / stdout for the tool module at `entryPath`. */
 /**
+ * pi's `ModelRegistry` over the models pi sent, read through `source` at each call (`all`, and
+ * `available`: indexes into `all`, or `undefined` for all of them): `getAll()`, `getAvailable()`,
+ * `find(provider, id)`, `getApiKey(model)` and `getApiKeyForProvider(provider)` (asked of pi at
+ * each call; pi redacts keys from what this process says), `isUsingOAuth()` (false: pi in Rust
+ * keeps no OAuth credentials), `refresh()` (nothing to do: pi sends the current list) and
+ * `getError()` (`undefined`).
+ */
+function makeModelRegistry(request, source) {
+  async function askKey(params) {
+    const key = await request("modelRegistry.getApiKey", params);
+    return typeof key === "string" ? key : undefined;
+  }
+  return {
+    getAll: () => [...source.all],
+    getAvailable: () =>
+      source.available === undefined ? [...source.all] : source.available.map((i) => source.all[i]).filter((m) => m !== undefined),
+    find: (provider, modelId) => source.all.find((m) => m?.provider === provider && m?.id === modelId),
+    getApiKey: (model) => askKey(modelRef(model)),
+    getApiKeyForProvider: (provider) => askKey({ provider: String(provider), id: "" }),
+    isUsingOAuth: () => false,
+    refresh() {},
+    getError: () => undefined,
+  };
+}
+
+/**
+ * The dialogs and `notify` of `ui` / `ctx.ui` in both modes, sent to pi (`ui.select`,
+ * `ui.confirm`, `ui.input`, `ui.notify`). A dialog's `opts` (pi 0.73) may give a `timeout` (sent
+ * along) and a `signal`: aborted, the dialog answers `undefined` at once, or when it aborts while
+ * pi asks.
+ */
+function makeDialogs(request, notify) {
+  function dialog(method, params, opts) {
+    if (typeof opts?.timeout === "number") params.timeout = opts.timeout;
+    const signal = opts?.signal;
+    if (signal?.aborted) return Promise.resolve(null);
+    const asked = request(method, params);
+    if (signal === undefined) return asked;
+    return Promise.race([asked, new Promise((resolveAbort) => signal.addEventListener("abort", () => resolveAbort(null), { once: true }))]);
+  }
+  return {
+    async select(title, options, opts) {
+      const chosen = await dialog("ui.select", { title: String(title), options: [...(options ?? [])].map(String) }, opts);
+      return chosen ?? undefined;
+    },
+    async confirm(title, message, opts) {
+      return (await dialog("ui.confirm", { title: String(title), message: String(message ?? "") }, opts)) === true;
+    },
+    async input(title, placeholder, opts) {
+      const params = { title: String(title) };
+      if (placeholder !== undefined) params.placeholder = String(placeholder);
+      return (await dialog("ui.input", params, opts)) ?? undefined;
+    },
+    notify(message, type) {
+      const params = { message: String(message) };
+      if (type !== undefined) params.type = type;
+      notify("ui.notify", params);
+    },
+  };
+}
+
+/**
  * The start of `initialize` in both modes: answered once, the protocol `version` checked (the
  * error says the host speaks `speaks`), pi's cwd taken into `state.cwd` (and changed to; `label`
  * prefixes the message on stderr when it cannot be) and `hasUI` into `state.hasUI`.
@@ -1064,24 +1126,7 @@ function startHost(entryPath) {
   const { withPushes } = pending;
 
   const ui = {
-    async select(title, options) {
-      const chosen = await request("ui.select", { title: String(title), options: [...(options ?? [])].map(String) });
-      return chosen ?? undefined;
-    },
-    async confirm(title, message) {
-      return (await request("ui.confirm", { title: String(title), message: String(message ?? "") })) === true;
-    },
-    async input(title, placeholder) {
-      const params = { title: String(title) };
-      if (placeholder !== undefined) params.placeholder = String(placeholder);
-      const text = await request("ui.input", params);
-      return text ?? undefined;
-    },
-    notify(message, type) {
-      const params = { message: String(message) };
-      if (type !== undefined) params.type = type;
-      notify("ui.notify", params);
-    },
+    ...makeDialogs(request, notify),
     /** Not supported yet (it comes with the extension component bridge, issue 16): nothing is
      *  shown and a factory is not called. The answer serves both historical forms — the seed's
      *  `custom(component)` handle (`close` and `requestRender` do nothing) and pi 0.34's
@@ -1113,23 +1158,17 @@ function startHost(entryPath) {
     () => state.cwd,
   );
 
-  /** pi's `ModelRegistry` as pi 0.31 to 0.34 gave it to tools, over the models pi sent:
-   *  `getAll()`, `getAvailable()` (a key is configured, or none is needed), `find(provider, id)`,
-   *  `getApiKey(model)` (asked of pi at each call; pi redacts it from what this process says),
-   *  `isUsingOAuth()` (false: pi in Rust keeps no OAuth credentials), `refresh()` (nothing to do:
-   *  pi sends the current list) and `getError()` (`undefined`). */
-  const modelRegistry = Object.freeze({
-    getAll: () => [...models.all],
-    getAvailable: () => models.available.map((index) => models.all[index]).filter((model) => model !== undefined),
-    find: (provider, modelId) => models.all.find((m) => m.provider === provider && m.id === modelId),
-    async getApiKey(model) {
-      const key = await request("modelRegistry.getApiKey", { provider: String(model?.provider ?? ""), id: String(model?.id ?? "") });
-      return typeof key === "string" ? key : undefined;
+  /** pi's `ModelRegistry` as pi 0.31 to 0.34 gave it to tools (`makeModelRegistry`, without the
+   *  later `getApiKeyForProvider`), over the models pi sent. */
+  const { getApiKeyForProvider: _later, ...registry } = makeModelRegistry(request, {
+    get all() {
+      return models.all;
     },
-    isUsingOAuth: () => false,
-    refresh() {},
-    getError: () => undefined,
+    get available() {
+      return models.available;
+    },
   });
+  const modelRegistry = Object.freeze(registry);
 
   /** Takes in the `context` pi sends with `execute` and `session`: the change of the current
    *  branch (`session: {keep, entries, sessionFile}`: keep the first `keep` entries, append the
