@@ -1,7 +1,7 @@
 //! The Node extension host (`node host.mjs --extensions <entries>`, protocol version 2) driven by
 //! a scripted fake pi (`extension_support`): registrations of several extensions in one process,
 //! load failures, commands and their context calls, tools with updates and abort, pending
-//! actions, late registrations, rendering. The `event` request: `extension_events`; what
+//! actions, late registrations, rendering. The `event` request: `extension_host_events`; what
 //! extensions import: `extension_imports`; pi 0.73.1's own: `extension_pi073`.
 
 #![allow(clippy::unwrap_used)]
@@ -72,6 +72,33 @@ export default async function (pi: ExtensionAPI) {
 "#,
     );
     vec![first, second]
+}
+
+#[tokio::test]
+async fn a_typescript_entry_that_does_not_transpile_is_a_load_error_and_the_good_one_beside_it_registers() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = write(dir.path(), "broken.ts", "export default function (pi: ExtensionAPI {\n");
+    let good = write(
+        dir.path(),
+        "good.mjs",
+        "export default function (pi) { pi.registerCommand(\"ok\", { description: \"Fine\", handler: async () => {} }); }\n",
+    );
+    let Some(mut host) = ExtHost::start(&[broken.clone(), good.clone()], dir.path()).await else {
+        return;
+    };
+    assert_eq!(host.failed.len(), 1, "{:?}", host.failed);
+    assert_eq!(host.failed[0].0, broken);
+    assert!(
+        host.failed[0].1.starts_with("Failed to load extension: "),
+        "{:?}",
+        host.failed
+    );
+    let init = host.initialize(dir.path()).await;
+    let list = init["extensions"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{init}");
+    assert_eq!(list[0]["path"], good.display().to_string());
+    assert_eq!(list[0]["commands"], json!([{"name": "ok", "description": "Fine"}]));
+    host.shutdown().await;
 }
 
 #[tokio::test]

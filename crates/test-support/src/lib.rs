@@ -81,6 +81,7 @@ pub mod conformance;
 pub mod extensions;
 pub mod faults;
 pub mod fuzz;
+pub mod json_lines;
 pub mod landlock;
 pub mod messages;
 pub mod openai;

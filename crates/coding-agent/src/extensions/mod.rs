@@ -40,7 +40,7 @@ pub use discovery::{DiscoverOptions, EXTENSION_MANIFEST, EntryKind, ExtensionEnt
 pub use events::{EventListener, ExtensionError, ExtensionRunner};
 pub use flags::{FlagError, GivenFlag, help_section};
 pub use hub::ReportFn;
-pub use node::NODE_HOST_LABEL;
+pub use node::host_spec;
 pub use registration::{CommandInfo, ExtensionTool, FlagInfo, ProviderInfo, Registration, ShortcutInfo};
 
 use crate::App;

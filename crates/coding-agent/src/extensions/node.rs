@@ -6,42 +6,44 @@
 use std::path::{Path, PathBuf};
 
 use crate::custom_tools::node::{
-    EnvLookup, NodeError, ScriptKind, TS_MODULES_ENV, TranspiledModule, cache_dir, check_version, find_node, host_file,
+    EnvLookup, NodeError, ScriptKind, TS_MODULES_ENV, TranspiledModule, check_version_for, ensure_host_file, find_node,
     node_flags, node_version, transpile, ts_cache_dir,
 };
 use crate::custom_tools::process::ProcessSpec;
 
 /// How the Node host names itself in load errors.
-pub const NODE_HOST_LABEL: &str = "node extension host";
+pub(crate) const NODE_HOST_LABEL: &str = "node extension host";
 
 /// The Node host's command for `entries` (at least one), and the entries that cannot be part of it (a
-/// TypeScript file that does not transpile), each with its error.
-pub(crate) async fn host_spec(
+/// TypeScript file that does not transpile), each with its error. The command runs in the current
+/// directory: the caller sets the session's.
+///
+/// Public for the extension host's integration tests, which start the host from this command.
+#[doc(hidden)]
+pub async fn host_spec(
     entries: &[PathBuf],
     env: EnvLookup,
     cache: Option<&Path>,
 ) -> Result<(ProcessSpec, Vec<PathBuf>, Vec<(PathBuf, String)>), NodeError> {
-    // The first entry names what needs Node in messages (callers pass at least one).
-    let first = entries.first().cloned().unwrap_or_default();
-    let lookup = env.clone();
+    // The entry that decides the Node.js version needed (the first TypeScript one, else the first)
+    // names what needs Node in messages (callers pass at least one).
+    let typescript = entries.iter().find(|e| ScriptKind::of(e) == ScriptKind::TypeScript);
+    let kind = if typescript.is_some() {
+        ScriptKind::TypeScript
+    } else {
+        ScriptKind::JavaScript
+    };
+    let needs = typescript.or(entries.first()).cloned().unwrap_or_default();
+    let (lookup, probe) = (env.clone(), needs.clone());
     let (node, host) = tokio::task::spawn_blocking(move || {
-        let node = find_node(&*lookup, &first)?;
-        let preferred = cache_dir(&*lookup);
-        let host = host_file(&preferred)
-            .or_else(|_| host_file(&std::env::temp_dir().join("pi-node-host")))
-            .map_err(|source| NodeError::HostNotWritten { dir: preferred, source })?;
+        let node = find_node(&*lookup, &probe)?;
+        let host = ensure_host_file(&*lookup)?;
         Ok::<_, NodeError>((node, host))
     })
     .await
     .map_err(|source| NodeError::Prepare { source })??;
     let version = node_version(&node).await?;
-    let any_typescript = entries.iter().any(|e| ScriptKind::of(e) == ScriptKind::TypeScript);
-    let kind = if any_typescript {
-        ScriptKind::TypeScript
-    } else {
-        ScriptKind::JavaScript
-    };
-    check_version(version, &node, &entries.first().cloned().unwrap_or_default())?;
+    check_version_for(version, &node, &needs, kind)?;
     let (owned, dir) = (entries.to_vec(), ts_cache_dir(cache));
     let (modules, loadable, failed) = tokio::task::spawn_blocking(move || transpile_all(&owned, &dir))
         .await
@@ -54,7 +56,7 @@ pub(crate) async fn host_spec(
         program: node,
         args,
         env: std::collections::BTreeMap::new(),
-        dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        dir: PathBuf::from("."),
         timeout: crate::custom_tools::node::CALL_TIMEOUT,
         label: NODE_HOST_LABEL.to_owned(),
     };
@@ -89,4 +91,42 @@ fn transpile_all(entries: &[PathBuf], dir: &Path) -> (Vec<TranspiledModule>, Vec
         }
     }
     (modules, loadable, failed)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// A `node` that answers `--version` with `version` (and does nothing else).
+    #[cfg(unix)]
+    fn fake_node(dir: &Path, version: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("node");
+        std::fs::write(&path, format!("#!/bin/sh\necho {version}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_version_check_is_the_one_of_typescript_when_any_entry_is_typescript() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = fake_node(dir.path(), "v20.5.1").display().to_string();
+        let cache = dir.path().join("cache").display().to_string();
+        let env: EnvLookup = Arc::new(move |name: &str| match name {
+            "PI_NODE" => Some(node.clone()),
+            "XDG_CACHE_HOME" => Some(cache.clone()),
+            _ => None,
+        });
+        let entries = [dir.path().join("first.mjs"), dir.path().join("second.ts")];
+        let error = host_spec(&entries, env, Some(dir.path())).await.unwrap_err();
+        assert!(
+            matches!(&error, NodeError::TooOldForTypeScript { entry, .. } if *entry == entries[1]),
+            "{error:?}"
+        );
+    }
 }

@@ -1,6 +1,6 @@
-//! A scripted fake pi for the Node extension host: starts `node <host> --extensions <entries>`
-//! (the host from `custom_tools::node::host_file`, TypeScript from `custom_tools::node::transpile`)
-//! and speaks protocol version 2 over its pipes. Requests the host sends are recorded and answered
+//! A scripted fake pi for the Node extension host: starts the command pi starts
+//! (`extensions::host_spec`: `node <host> --extensions <entries>`, TypeScript transpiled) and
+//! speaks protocol version 2 over its pipes (pi-test-support's JSON-lines child). Requests the host sends are recorded and answered
 //! from a script (method → result; `null` when not scripted); notifications are recorded.
 //!
 //! A test that needs `node` fails when there is none and `PI_REQUIRE_NODE` is set (CI), and
@@ -10,25 +10,19 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use pi_coding_agent::custom_tools::node::{
-    NodeVersion, ScriptKind, TS_MODULES_ENV, check_version, find_node, host_file, node_flags, node_version, transpile,
-};
+use pi_coding_agent::custom_tools::node::{EnvLookup, NodeVersion, check_version, find_node, node_version};
+use pi_coding_agent::extensions::host_spec;
+use pi_test_support::json_lines::{JsonLinesChild, skip_or_fail};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout};
-
-/// Set (to anything): a test that needs `node` fails instead of skipping when there is none.
-pub(crate) const REQUIRE_NODE: &str = "PI_REQUIRE_NODE";
 
 /// How long one message may take (loading every example of pi included).
 const MESSAGE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The `node` pi would use and its version, or `None` after printing why the test is skipped
-/// (a failure when [`REQUIRE_NODE`] is set).
+/// (a failure when `PI_REQUIRE_NODE` is set).
 pub(crate) async fn node() -> Option<(PathBuf, NodeVersion)> {
     let env = |name: &str| std::env::var(name).ok();
     let probe = Path::new("extension.ts");
@@ -41,8 +35,7 @@ pub(crate) async fn node() -> Option<(PathBuf, NodeVersion)> {
     match found.await {
         Ok(found) => Some(found),
         Err(why) => {
-            assert!(env(REQUIRE_NODE).is_none(), "{REQUIRE_NODE} is set, but {why}");
-            println!("skipped: {why}");
+            skip_or_fail(&env, &why.to_string());
             None
         }
     }
@@ -65,72 +58,46 @@ pub(crate) struct Sent {
 
 /// The running host and the fake pi around it.
 pub(crate) struct ExtHost {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: Lines<BufReader<ChildStdout>>,
-    stderr: Arc<Mutex<String>>,
-    next_id: u64,
+    io: JsonLinesChild,
     /// What pi answers the host's requests, by method (`null` when absent).
     pub script: HashMap<String, Value>,
     /// Requests pi answers with an error, by method (the error's message).
     pub errors: HashMap<String, String>,
     /// Every request and notification the host sent, in order.
     pub sent: Vec<Sent>,
+    /// The entries `host_spec` left out (a TypeScript file that does not transpile), with why.
+    pub failed: Vec<(PathBuf, String)>,
 }
 
 impl ExtHost {
-    /// Starts the host on `entries` (in order) in `cwd`; `None` when there is no usable `node`.
+    /// Starts the host on `entries` (in order) in `cwd` with the command pi builds
+    /// (`extensions::host_spec`); `None` when there is no usable `node`.
     pub(crate) async fn start(entries: &[PathBuf], cwd: &Path) -> Option<ExtHost> {
-        let (node, version) = node().await?;
+        node().await?;
         let cache = std::env::temp_dir().join("pi-extension-host-tests");
-        let host = host_file(&cache).unwrap();
-        let mut modules = Vec::new();
-        for entry in entries {
-            if ScriptKind::of(entry) == ScriptKind::TypeScript {
-                modules.extend(transpile::transpile_graph(entry, &cache.join("ts")).unwrap());
-            }
-        }
-        let mut args = node_flags(version, ScriptKind::TypeScript);
-        args.push(host.display().to_string());
-        args.push("--extensions".to_owned());
-        args.extend(entries.iter().map(|e| e.display().to_string()));
-        let mut child = tokio::process::Command::new(&node)
-            .args(&args)
-            .env(TS_MODULES_ENV, transpile::module_map(&modules))
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = child.stderr.take().unwrap();
-        let sink = stderr.clone();
-        tokio::spawn(async move {
-            let mut buffer = [0u8; 4096];
-            while let Ok(n) = pipe.read(&mut buffer).await {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
+        let host_cache = cache.display().to_string();
+        let env: EnvLookup = Arc::new(move |name: &str| {
+            if name == "XDG_CACHE_HOME" {
+                Some(host_cache.clone())
+            } else {
+                std::env::var(name).ok()
             }
         });
+        let (spec, _loadable, failed) = host_spec(entries, env, Some(&cache)).await.unwrap();
+        let mut command = tokio::process::Command::new(&spec.program);
+        command.args(&spec.args).envs(&spec.env).current_dir(cwd);
         Some(ExtHost {
-            stdin: child.stdin.take(),
-            stdout: BufReader::new(child.stdout.take().unwrap()).lines(),
-            child,
-            stderr,
-            next_id: 0,
+            io: JsonLinesChild::spawn(command, MESSAGE_TIMEOUT),
             script: HashMap::new(),
             errors: HashMap::new(),
             sent: Vec::new(),
+            failed,
         })
     }
 
     /// What the host wrote to stderr so far.
     pub(crate) fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
+        self.io.stderr()
     }
 
     /// Scripts pi's answer to the host's requests of `method`.
@@ -156,38 +123,22 @@ impl ExtHost {
     }
 
     pub(crate) async fn send(&mut self, message: Value) {
-        let mut line = serde_json::to_string(&message).unwrap();
-        line.push('\n');
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).await.unwrap();
-        stdin.flush().await.unwrap();
+        self.io.send(message).await;
     }
 
     /// Sends a request without waiting; returns its id.
     pub(crate) async fn request(&mut self, method: &str, params: Value) -> u64 {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        id
+        self.io.request(method, params).await
     }
 
     /// Sends a notification.
     pub(crate) async fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}))
-            .await;
+        self.io.notify(method, params).await;
     }
 
-    /// The next line of the host, as JSON.
+    /// The next message of the host.
     async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(MESSAGE_TIMEOUT, self.stdout.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("no message within {MESSAGE_TIMEOUT:?}; stderr: {}", self.stderr()))
-            .unwrap()
-            .unwrap_or_else(|| panic!("the host closed stdout; stderr: {}", self.stderr()));
-        let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-        assert_eq!(message["jsonrpc"], "2.0", "{message}");
-        message
+        self.io.recv().await
     }
 
     /// Reads the host's messages, recording and answering its requests, until the answer to
@@ -272,8 +223,8 @@ impl ExtHost {
     /// `shutdown`, then waits for the process to exit.
     pub(crate) async fn shutdown(mut self) {
         self.call("shutdown", json!({})).await;
-        drop(self.stdin.take());
-        let status = tokio::time::timeout(MESSAGE_TIMEOUT, self.child.wait())
+        self.io.close_stdin();
+        let status = tokio::time::timeout(MESSAGE_TIMEOUT, self.io.child().wait())
             .await
             .unwrap()
             .unwrap();

@@ -48,7 +48,8 @@ function extensionToolDefinition(tool) {
 
 /** Runs the extension host on stdin / stdout for the extension entries `entryPaths` (in order). */
 function startExtensionHost(entryPaths) {
-  const { send, request, notify, listen, flush } = openChannel("pi extension host");
+  const channel = openChannel("pi extension host");
+  const { request, notify } = channel;
   linkHost(request, notify);
   const exec = makeExec(() => state.cwd);
   const pending = makePendingActions(request, "pi extension host");
@@ -97,11 +98,9 @@ function startExtensionHost(entryPaths) {
   /** Takes in a `Context` snapshot: the session delta is applied, the rest kept as it is. */
   function takeSnapshot(context) {
     if (context === null || typeof context !== "object") return snapshot;
-    const delta = context.session;
-    if (delta && typeof delta === "object") {
-      const keep = Number.isInteger(delta.keep) && delta.keep >= 0 ? delta.keep : 0;
-      const added = Array.isArray(delta.entries) ? delta.entries : [];
-      session = { entries: session.entries.slice(0, keep).concat(added), sessionFile: context.sessionFile ?? undefined };
+    const entries = applySessionDelta(session.entries, context.session);
+    if (entries !== undefined) {
+      session = { entries, sessionFile: context.sessionFile ?? undefined };
     } else if ("sessionFile" in context) {
       session = { ...session, sessionFile: context.sessionFile ?? undefined };
     }
@@ -141,59 +140,23 @@ function startExtensionHost(entryPaths) {
   };
 
   /** `ctx.modelRegistry` over the models pi told the host about; keys are asked of pi. */
-  const modelRegistry = {
-    getAll: () => [...hostInfo.models],
-    getAvailable: () =>
-      hostInfo.available === undefined ? [...hostInfo.models] : hostInfo.available.map((i) => hostInfo.models[i]).filter((m) => m !== undefined),
-    find: (provider, modelId) => hostInfo.models.find((m) => m?.provider === provider && m?.id === modelId),
-    async getApiKey(model) {
-      const key = await request("modelRegistry.getApiKey", modelRef(model));
-      return typeof key === "string" ? key : undefined;
+  const modelRegistry = makeModelRegistry(request, {
+    get all() {
+      return hostInfo.models;
     },
-    async getApiKeyForProvider(provider) {
-      const key = await request("modelRegistry.getApiKey", { provider: String(provider), id: "" });
-      return typeof key === "string" ? key : undefined;
+    get available() {
+      return hostInfo.available;
     },
-    isUsingOAuth: () => false,
-    refresh() {},
-    getError: () => undefined,
-  };
-
-  /** A dialog request: `undefined` at once when `opts.signal` is aborted, and when it aborts
-   *  while pi asks. */
-  function dialog(method, params, opts) {
-    if (typeof opts?.timeout === "number") params.timeout = opts.timeout;
-    const signal = opts?.signal;
-    if (signal?.aborted) return Promise.resolve(null);
-    const asked = request(method, params);
-    if (signal === undefined) return asked;
-    return Promise.race([asked, new Promise((resolveAbort) => signal.addEventListener("abort", () => resolveAbort(null), { once: true }))]);
-  }
+  });
 
   /** `ctx.ui`: dialogs and the fire-and-forget calls go to pi (`ui.*`); what needs a component
    *  bridge answers as pi's RPC mode does (no-ops, `custom` → `undefined`). */
   const ui = {
-    async select(title, options, opts) {
-      const chosen = await dialog("ui.select", { title: String(title), options: [...(options ?? [])].map(String) }, opts);
-      return chosen ?? undefined;
-    },
-    async confirm(title, message, opts) {
-      return (await dialog("ui.confirm", { title: String(title), message: String(message ?? "") }, opts)) === true;
-    },
-    async input(title, placeholder, opts) {
-      const params = { title: String(title) };
-      if (placeholder !== undefined) params.placeholder = String(placeholder);
-      return (await dialog("ui.input", params, opts)) ?? undefined;
-    },
+    ...makeDialogs(request, notify),
     async editor(title, prefill) {
       const params = { title: String(title) };
       if (prefill !== undefined) params.prefill = String(prefill);
       return (await request("ui.editor", params)) ?? undefined;
-    },
-    notify(message, type) {
-      const params = { message: String(message) };
-      if (type !== undefined) params.type = type;
-      notify("ui.notify", params);
     },
     setStatus(key, text) {
       notify("ui.setStatus", { key: String(key), text: text === undefined || text === null ? null : String(text) });
@@ -459,20 +422,7 @@ function startExtensionHost(entryPaths) {
   }
 
   async function initialize(params) {
-    if (state.started) throw new RpcError(-32600, "Already initialized");
-    state.started = true;
-    if (params?.protocolVersion !== undefined && params.protocolVersion !== EXTENSION_PROTOCOL_VERSION) {
-      throw new RpcError(-32602, `Unsupported protocol version ${params.protocolVersion} (this host speaks ${EXTENSION_PROTOCOL_VERSION} with --extensions)`);
-    }
-    if (typeof params?.cwd === "string") {
-      state.cwd = params.cwd;
-      try {
-        process.chdir(params.cwd);
-      } catch (error) {
-        console.error(`pi extension host: cannot change to ${params.cwd}: ${messageOf(error)}`);
-      }
-    }
-    state.hasUI = params?.hasUI === true;
+    beginInitialize(state, params, EXTENSION_PROTOCOL_VERSION, `${EXTENSION_PROTOCOL_VERSION} with --extensions`, "pi extension host");
     if (typeof params?.piVersion === "string") hostInfo.piVersion = params.piVersion;
     if (typeof params?.agentDir === "string") hostInfo.agentDir = params.agentDir;
     snapshot = { cwd: state.cwd, hasUI: state.hasUI };
@@ -801,43 +751,12 @@ function startExtensionHost(entryPaths) {
     shutdown,
   };
 
-  /** Settles when `initialize` has been answered: requests that come meanwhile wait for it. */
-  let initialized = Promise.resolve();
-  const inFlight = new Set();
-
   /** The JSON-RPC error of a failure: `errorAnswer`'s, with the extension's path in `data`. */
   function failureAnswer(error) {
     const cause = error instanceof ExtensionFailure ? error.cause : error;
     const answer = errorAnswer(cause);
     if (error instanceof ExtensionFailure) answer.data = { ...(answer.data ?? {}), extension: error.extension };
     return answer;
-  }
-
-  function onRequest({ id, method, params }) {
-    const handler = methods[method];
-    let run;
-    let key;
-    if (handler === undefined) run = Promise.reject(new RpcError(-32601, `Method not found: ${method}`));
-    else if (method === "initialize") run = initialized = handler(params);
-    else {
-      key = method === "execute" ? `call:${params?.callId}` : `request:${id}`;
-      const controller = controllerFor(key);
-      run = initialized.then(
-        () => handler(params, controller),
-        () => handler(params, controller),
-      );
-    }
-    inFlight.add(run);
-    run
-      .finally(() => {
-        inFlight.delete(run);
-        if (key !== undefined) controllers.delete(key);
-      })
-      .catch(() => {});
-    run.then(
-      (result) => send({ id, result: result ?? null }, method === "shutdown" ? () => process.exit(0) : undefined),
-      (error) => send({ id, error: failureAnswer(error) }),
-    );
   }
 
   function onNotification({ method, params }) {
@@ -851,16 +770,14 @@ function startExtensionHost(entryPaths) {
     }
   }
 
-  listen({
-    onRequest,
+  /** The key of a request's controller: its callId (`execute`) or its id. */
+  const keyOf = (method, params, id) => (method === "execute" ? `call:${params?.callId}` : `request:${id}`);
+  serveRequests(channel, {
+    handlers: methods,
+    controllerFor: (method, params, id) => controllerFor(keyOf(method, params, id)),
+    release: (method, params, id) => controllers.delete(keyOf(method, params, id)),
+    errorOf: failureAnswer,
     onNotification,
-    onClose() {
-      // pi went away: let what is in flight end (2 s at most), then exit — within 5 s in all.
-      setTimeout(() => process.exit(0), 5000).unref();
-      const grace = new Promise((resolveGrace) => setTimeout(resolveGrace, 2000).unref());
-      Promise.race([Promise.allSettled([...inFlight]), grace])
-        .then(shutdown)
-        .finally(() => flush(() => process.exit(0)));
-    },
+    shutdown,
   });
 }

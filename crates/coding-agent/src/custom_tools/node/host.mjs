@@ -956,8 +956,158 @@ function makeExec(cwd) {
 }
 
 /** Runs the host on stdin / stdout for the tool module at `entryPath`. */
+/**
+ * pi's `ModelRegistry` over the models pi sent, read through `source` at each call (`all`, and
+ * `available`: indexes into `all`, or `undefined` for all of them): `getAll()`, `getAvailable()`,
+ * `find(provider, id)`, `getApiKey(model)` and `getApiKeyForProvider(provider)` (asked of pi at
+ * each call; pi redacts keys from what this process says), `isUsingOAuth()` (false: pi in Rust
+ * keeps no OAuth credentials), `refresh()` (nothing to do: pi sends the current list) and
+ * `getError()` (`undefined`).
+ */
+function makeModelRegistry(request, source) {
+  async function askKey(params) {
+    const key = await request("modelRegistry.getApiKey", params);
+    return typeof key === "string" ? key : undefined;
+  }
+  return {
+    getAll: () => [...source.all],
+    getAvailable: () =>
+      source.available === undefined ? [...source.all] : source.available.map((i) => source.all[i]).filter((m) => m !== undefined),
+    find: (provider, modelId) => source.all.find((m) => m?.provider === provider && m?.id === modelId),
+    getApiKey: (model) => askKey(modelRef(model)),
+    getApiKeyForProvider: (provider) => askKey({ provider: String(provider), id: "" }),
+    isUsingOAuth: () => false,
+    refresh() {},
+    getError: () => undefined,
+  };
+}
+
+/**
+ * The dialogs and `notify` of `ui` / `ctx.ui` in both modes, sent to pi (`ui.select`,
+ * `ui.confirm`, `ui.input`, `ui.notify`). A dialog's `opts` (pi 0.73) may give a `timeout` (sent
+ * along) and a `signal`: aborted, the dialog answers `undefined` at once, or when it aborts while
+ * pi asks.
+ */
+function makeDialogs(request, notify) {
+  function dialog(method, params, opts) {
+    if (typeof opts?.timeout === "number") params.timeout = opts.timeout;
+    const signal = opts?.signal;
+    if (signal?.aborted) return Promise.resolve(null);
+    const asked = request(method, params);
+    if (signal === undefined) return asked;
+    return Promise.race([asked, new Promise((resolveAbort) => signal.addEventListener("abort", () => resolveAbort(null), { once: true }))]);
+  }
+  return {
+    async select(title, options, opts) {
+      const chosen = await dialog("ui.select", { title: String(title), options: [...(options ?? [])].map(String) }, opts);
+      return chosen ?? undefined;
+    },
+    async confirm(title, message, opts) {
+      return (await dialog("ui.confirm", { title: String(title), message: String(message ?? "") }, opts)) === true;
+    },
+    async input(title, placeholder, opts) {
+      const params = { title: String(title) };
+      if (placeholder !== undefined) params.placeholder = String(placeholder);
+      return (await dialog("ui.input", params, opts)) ?? undefined;
+    },
+    notify(message, type) {
+      const params = { message: String(message) };
+      if (type !== undefined) params.type = type;
+      notify("ui.notify", params);
+    },
+  };
+}
+
+/**
+ * The start of `initialize` in both modes: answered once, the protocol `version` checked (the
+ * error says the host speaks `speaks`), pi's cwd taken into `state.cwd` (and changed to; `label`
+ * prefixes the message on stderr when it cannot be) and `hasUI` into `state.hasUI`.
+ */
+function beginInitialize(state, params, version, speaks, label) {
+  if (state.started) throw new RpcError(-32600, "Already initialized");
+  state.started = true;
+  if (params?.protocolVersion !== undefined && params.protocolVersion !== version) {
+    throw new RpcError(-32602, `Unsupported protocol version ${params.protocolVersion} (this host speaks ${speaks})`);
+  }
+  if (typeof params?.cwd === "string") {
+    state.cwd = params.cwd;
+    try {
+      process.chdir(params.cwd);
+    } catch (error) {
+      console.error(`${label}: cannot change to ${params.cwd}: ${messageOf(error)}`);
+    }
+  }
+  state.hasUI = params?.hasUI === true;
+}
+
+/** The session entries after pi's `delta` (`{keep, entries}`: keep the first `keep` of `entries`,
+ *  append the delta's), or `undefined` when pi sent no delta. */
+function applySessionDelta(entries, delta) {
+  if (!delta || typeof delta !== "object") return undefined;
+  const keep = Number.isInteger(delta.keep) && delta.keep >= 0 ? delta.keep : 0;
+  const added = Array.isArray(delta.entries) ? delta.entries : [];
+  return entries.slice(0, keep).concat(added);
+}
+
+/**
+ * Serves pi's requests on `channel` (from `openChannel`) in both modes: `handlers` by method, each
+ * called with `(params, controller)`; `initialize` runs at once, every other request once it has
+ * been answered; `shutdown`'s answer exits the process. `controllerFor(method, params, id)` gives a
+ * request its AbortController (or `undefined`) and `release(method, params, id)` runs when such a
+ * request settled; `errorOf` makes the JSON-RPC error of a failure. When stdin ends without
+ * `shutdown` (pi went away, or a script piped its requests), what is in flight is answered (2 s at
+ * most), then `shutdown()` runs and the process exits — within 5 s in all.
+ */
+function serveRequests(channel, { handlers, controllerFor = () => undefined, release = () => {}, errorOf = errorAnswer, onNotification, shutdown }) {
+  const { send, listen, flush } = channel;
+  /** Settles when `initialize` has been answered: requests that come meanwhile wait for it. */
+  let initialized = Promise.resolve();
+  /** Requests being handled. */
+  const inFlight = new Set();
+
+  function onRequest({ id, method, params }) {
+    const handler = handlers[method];
+    let run;
+    let controlled = false;
+    if (handler === undefined) run = Promise.reject(new RpcError(-32601, `Method not found: ${method}`));
+    else if (method === "initialize") run = initialized = handler(params);
+    else {
+      const controller = controllerFor(method, params, id);
+      controlled = controller !== undefined;
+      run = initialized.then(
+        () => handler(params, controller),
+        () => handler(params, controller),
+      );
+    }
+    inFlight.add(run);
+    run
+      .finally(() => {
+        inFlight.delete(run);
+        if (controlled) release(method, params, id);
+      })
+      .catch(() => {});
+    run.then(
+      (result) => send({ id, result: result ?? null }, method === "shutdown" ? () => process.exit(0) : undefined),
+      (error) => send({ id, error: errorOf(error) }),
+    );
+  }
+
+  listen({
+    onRequest,
+    onNotification,
+    onClose() {
+      setTimeout(() => process.exit(0), 5000).unref();
+      const grace = new Promise((resolveGrace) => setTimeout(resolveGrace, 2000).unref());
+      Promise.race([Promise.allSettled([...inFlight]), grace])
+        .then(shutdown)
+        .finally(() => flush(() => process.exit(0)));
+    },
+  });
+}
+
 function startHost(entryPath) {
-  const { send, request, notify, listen, flush } = openChannel("pi tool host");
+  const channel = openChannel("pi tool host");
+  const { request, notify } = channel;
 
   const entryUrl = pathToFileURL(resolvePath(entryPath)).href;
   /** The AbortController of every call in flight, by callId. */
@@ -976,24 +1126,7 @@ function startHost(entryPath) {
   const { withPushes } = pending;
 
   const ui = {
-    async select(title, options) {
-      const chosen = await request("ui.select", { title: String(title), options: [...(options ?? [])].map(String) });
-      return chosen ?? undefined;
-    },
-    async confirm(title, message) {
-      return (await request("ui.confirm", { title: String(title), message: String(message ?? "") })) === true;
-    },
-    async input(title, placeholder) {
-      const params = { title: String(title) };
-      if (placeholder !== undefined) params.placeholder = String(placeholder);
-      const text = await request("ui.input", params);
-      return text ?? undefined;
-    },
-    notify(message, type) {
-      const params = { message: String(message) };
-      if (type !== undefined) params.type = type;
-      notify("ui.notify", params);
-    },
+    ...makeDialogs(request, notify),
     /** Not supported yet (it comes with the extension component bridge, issue 16): nothing is
      *  shown and a factory is not called. The answer serves both historical forms — the seed's
      *  `custom(component)` handle (`close` and `requestRender` do nothing) and pi 0.34's
@@ -1025,23 +1158,17 @@ function startHost(entryPath) {
     () => state.cwd,
   );
 
-  /** pi's `ModelRegistry` as pi 0.31 to 0.34 gave it to tools, over the models pi sent:
-   *  `getAll()`, `getAvailable()` (a key is configured, or none is needed), `find(provider, id)`,
-   *  `getApiKey(model)` (asked of pi at each call; pi redacts it from what this process says),
-   *  `isUsingOAuth()` (false: pi in Rust keeps no OAuth credentials), `refresh()` (nothing to do:
-   *  pi sends the current list) and `getError()` (`undefined`). */
-  const modelRegistry = Object.freeze({
-    getAll: () => [...models.all],
-    getAvailable: () => models.available.map((index) => models.all[index]).filter((model) => model !== undefined),
-    find: (provider, modelId) => models.all.find((m) => m.provider === provider && m.id === modelId),
-    async getApiKey(model) {
-      const key = await request("modelRegistry.getApiKey", { provider: String(model?.provider ?? ""), id: String(model?.id ?? "") });
-      return typeof key === "string" ? key : undefined;
+  /** pi's `ModelRegistry` as pi 0.31 to 0.34 gave it to tools (`makeModelRegistry`, without the
+   *  later `getApiKeyForProvider`), over the models pi sent. */
+  const { getApiKeyForProvider: _later, ...registry } = makeModelRegistry(request, {
+    get all() {
+      return models.all;
     },
-    isUsingOAuth: () => false,
-    refresh() {},
-    getError: () => undefined,
+    get available() {
+      return models.available;
+    },
   });
+  const modelRegistry = Object.freeze(registry);
 
   /** Takes in the `context` pi sends with `execute` and `session`: the change of the current
    *  branch (`session: {keep, entries, sessionFile}`: keep the first `keep` entries, append the
@@ -1049,16 +1176,8 @@ function startHost(entryPath) {
    *  once). Without a `context` (an older pi, or no session) nothing changes. */
   function takeContext(context) {
     if (context === null || typeof context !== "object") return;
-    const session = context.session;
-    if (session && typeof session === "object") {
-      const keep = Number.isInteger(session.keep) && session.keep >= 0 ? session.keep : 0;
-      const added = Array.isArray(session.entries) ? session.entries : [];
-      lastSession = {
-        ...lastSession,
-        entries: lastSession.entries.slice(0, keep).concat(added),
-        sessionFile: session.sessionFile ?? undefined,
-      };
-    }
+    const entries = applySessionDelta(lastSession.entries, context.session);
+    if (entries !== undefined) lastSession = { ...lastSession, entries, sessionFile: context.session.sessionFile ?? undefined };
     if ("model" in context) models.current = context.model ?? undefined;
     const registry = context.modelRegistry;
     if (registry && typeof registry === "object") {
@@ -1102,20 +1221,7 @@ function startHost(entryPath) {
   }
 
   async function initialize(params) {
-    if (state.started) throw new RpcError(-32600, "Already initialized");
-    state.started = true;
-    if (params?.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
-      throw new RpcError(-32602, `Unsupported protocol version ${params.protocolVersion} (this host speaks ${PROTOCOL_VERSION})`);
-    }
-    if (typeof params?.cwd === "string") {
-      state.cwd = params.cwd;
-      try {
-        process.chdir(params.cwd);
-      } catch (error) {
-        console.error(`pi tool host: cannot change to ${params.cwd}: ${messageOf(error)}`);
-      }
-    }
-    state.hasUI = params?.hasUI === true;
+    beginInitialize(state, params, PROTOCOL_VERSION, String(PROTOCOL_VERSION), "pi tool host");
     installHooks();
     let module;
     try {
@@ -1202,48 +1308,19 @@ function startHost(entryPath) {
     shutdown,
   };
 
-  /** Settles when `initialize` has been answered: requests that come meanwhile wait for it. */
-  let initialized = Promise.resolve();
-  /** Requests being handled. */
-  const inFlight = new Set();
-
-  function onRequest(message) {
-    const { id, method, params } = message;
-    const handler = handlers[method];
-    let run;
-    if (handler === undefined) run = Promise.reject(new RpcError(-32601, `Method not found: ${method}`));
-    else if (method === "initialize") run = initialized = handler(params);
-    else {
-      let controller;
-      if (method === "execute") {
-        controller = new AbortController();
-        calls.set(params?.callId, controller);
-      }
-      run = initialized.then(() => handler(params, controller), () => handler(params, controller));
-    }
-    inFlight.add(run);
-    run.finally(() => inFlight.delete(run)).catch(() => {});
-    run.then(
-      (result) => send({ id, result: result ?? null }, method === "shutdown" ? () => process.exit(0) : undefined),
-      (error) => send({ id, error: errorAnswer(error) }),
-    );
-  }
-
-  function onNotification(message) {
-    if (message.method === "cancel") calls.get(message.params?.callId)?.abort();
-  }
-
-  listen({
-    onRequest,
-    onNotification,
-    onClose() {
-      // stdin ended without `shutdown` (pi went away, or a script piped its requests): answer what is
-      // in flight (2 s at most), let the tools clean up, then exit — within 5 s in all.
-      setTimeout(() => process.exit(0), 5000).unref();
-      const grace = new Promise((resolveGrace) => setTimeout(resolveGrace, 2000).unref());
-      Promise.race([Promise.allSettled([...inFlight]), grace])
-        .then(shutdown)
-        .finally(() => flush(() => process.exit(0)));
+  serveRequests(channel, {
+    handlers,
+    // An `execute` is registered under its callId as soon as it comes, so that a `cancel` right
+    // behind it is not lost while it waits for `initialize`; `execute` removes it when done.
+    controllerFor(method, params) {
+      if (method !== "execute") return undefined;
+      const controller = new AbortController();
+      calls.set(params?.callId, controller);
+      return controller;
     },
+    onNotification(message) {
+      if (message.method === "cancel") calls.get(message.params?.callId)?.abort();
+    },
+    shutdown,
   });
 }

@@ -302,7 +302,17 @@ pub fn find_node(env: &dyn Fn(&str) -> Option<String>, entry: &Path) -> Result<P
 
 /// Checks that Node.js `version` (at `node`) can run `entry`; the error says what is needed.
 pub fn check_version(version: NodeVersion, node: &Path, entry: &Path) -> Result<(), NodeError> {
-    let kind = ScriptKind::of(entry);
+    check_version_for(version, node, entry, ScriptKind::of(entry))
+}
+
+/// Checks that Node.js `version` (at `node`) can run `kind` scripts, `entry` naming what needs it
+/// in the error.
+pub(crate) fn check_version_for(
+    version: NodeVersion,
+    node: &Path,
+    entry: &Path,
+    kind: ScriptKind,
+) -> Result<(), NodeError> {
     if version >= kind.min_node() {
         return Ok(());
     }
@@ -442,7 +452,7 @@ pub fn host_file(dir: &Path) -> std::io::Result<PathBuf> {
 
 /// The host file in the cache directory, or in the OS temp directory when that cannot be written.
 /// Blocking.
-fn ensure_host_file(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, NodeError> {
+pub(crate) fn ensure_host_file(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, NodeError> {
     let preferred = cache_dir(env);
     host_file(&preferred)
         .or_else(|_| host_file(&std::env::temp_dir().join("pi-node-host")))

@@ -320,28 +320,10 @@ class Theme {
     this.name = name;
   }
   fg(_color, text) {
-    return String(text ?? "");
+    return plain(text);
   }
   bg(_color, text) {
-    return String(text ?? "");
-  }
-  bold(text) {
-    return String(text ?? "");
-  }
-  italic(text) {
-    return String(text ?? "");
-  }
-  underline(text) {
-    return String(text ?? "");
-  }
-  strikethrough(text) {
-    return String(text ?? "");
-  }
-  inverse(text) {
-    return String(text ?? "");
-  }
-  dim(text) {
-    return String(text ?? "");
+    return plain(text);
   }
   getFgAnsi(_color) {
     return "";
@@ -355,6 +337,11 @@ class Theme {
   getBashModeBorderColor() {
     return plain;
   }
+}
+
+// The one-argument styles are `plain` itself (methods: not enumerable, as in a class body).
+for (const name of ["bold", "italic", "underline", "strikethrough", "inverse", "dim"]) {
+  Object.defineProperty(Theme.prototype, name, { value: plain, writable: true, configurable: true });
 }
 
 /** The theme handed to renderers and `ctx.ui.theme`. */

@@ -9,13 +9,11 @@
 //! here, and the tests read best beside it; `node/mod.rs` itself stays small.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use pi_test_support::json_lines::{JsonLinesChild, REQUIRE_NODE, skip_or_fail};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout};
 
 use super::*;
 use crate::custom_tools::{SessionReason, ToolSessionEvent};
@@ -385,16 +383,6 @@ fn example(name: &str) -> PathBuf {
         .join("index.ts")
 }
 
-/// Set (to anything): a test that needs `node` fails instead of skipping when there is none.
-const REQUIRE_NODE: &str = "PI_REQUIRE_NODE";
-
-/// Skips a test that needs `node` (printing `skipped: <why>`), or fails it when `env` has
-/// [`REQUIRE_NODE`].
-fn skip_or_fail(env: &dyn Fn(&str) -> Option<String>, why: &str) {
-    assert!(env(REQUIRE_NODE).is_none(), "{REQUIRE_NODE} is set, but {why}");
-    println!("skipped: {why}");
-}
-
 /// The `node` that runs `entry` and its version, found through `env` as pi finds it; `None` after
 /// [`skip_or_fail`] when there is none or it is too old.
 async fn node_for(env: &dyn Fn(&str) -> Option<String>, entry: &Path) -> Option<(PathBuf, NodeVersion)> {
@@ -438,13 +426,20 @@ async fn with_pi_require_node_a_too_old_node_fails_the_test() {
     node_for(&env, &example("hello")).await;
 }
 
-/// A running host.
-struct Host {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: Lines<BufReader<ChildStdout>>,
-    stderr: Arc<Mutex<String>>,
-    next_id: u64,
+/// A running host (the JSON-lines child of pi-test-support, with the custom-tool protocol on top).
+struct Host(JsonLinesChild);
+
+impl std::ops::Deref for Host {
+    type Target = JsonLinesChild;
+    fn deref(&self) -> &JsonLinesChild {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Host {
+    fn deref_mut(&mut self) -> &mut JsonLinesChild {
+        &mut self.0
+    }
 }
 
 impl Host {
@@ -463,70 +458,13 @@ impl Host {
         };
         let ts_cache = std::env::temp_dir().join("pi-node-host-tests");
         let spec = prepare(entry, Arc::new(lookup), Some(&ts_cache)).await.unwrap();
-        let mut child = tokio::process::Command::new(&spec.program)
+        let mut command = tokio::process::Command::new(&spec.program);
+        command
             .args(&spec.args)
             .envs(&spec.env)
             .envs(env.iter().copied())
-            .current_dir(&spec.dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = child.stderr.take().unwrap();
-        let sink = stderr.clone();
-        tokio::spawn(async move {
-            let mut buffer = [0u8; 4096];
-            while let Ok(n) = pipe.read(&mut buffer).await {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..n]));
-            }
-        });
-        Some(Host {
-            stdin: child.stdin.take(),
-            stdout: BufReader::new(child.stdout.take().unwrap()).lines(),
-            child,
-            stderr,
-            next_id: 0,
-        })
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = serde_json::to_string(&message).unwrap();
-        line.push('\n');
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).await.unwrap();
-        stdin.flush().await.unwrap();
-    }
-
-    /// Sends a request; returns its id.
-    async fn request(&mut self, method: &str, params: Value) -> u64 {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        id
-    }
-
-    /// Answers the host's request `id` with `result`.
-    async fn reply(&mut self, id: &Value, result: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "result": result})).await;
-    }
-
-    /// The next message; every line on stdout must be one JSON object.
-    async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(MESSAGE_TIMEOUT, self.stdout.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("no message within {MESSAGE_TIMEOUT:?}; stderr: {}", self.stderr()))
-            .unwrap()
-            .unwrap_or_else(|| panic!("the host closed stdout; stderr: {}", self.stderr()));
-        let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-        assert_eq!(message["jsonrpc"], "2.0", "{message}");
-        message
+            .current_dir(&spec.dir);
+        Some(Host(JsonLinesChild::spawn(command, MESSAGE_TIMEOUT)))
     }
 
     /// The next message, which must answer request `id`.
@@ -564,15 +502,11 @@ impl Host {
             .await
     }
 
-    fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
-    }
-
     /// `shutdown`, then the exit status.
     async fn shutdown(&mut self) -> std::process::ExitStatus {
         assert_eq!(self.call("shutdown", json!({})).await, Value::Null);
-        self.stdin = None;
-        tokio::time::timeout(MESSAGE_TIMEOUT, self.child.wait())
+        self.close_stdin();
+        tokio::time::timeout(MESSAGE_TIMEOUT, self.child().wait())
             .await
             .expect("the host exits after shutdown")
             .unwrap()
@@ -701,12 +635,7 @@ async fn errors_become_json_rpc_errors() {
         "Already initialized"
     );
     // A line that is not JSON, and a response nobody waits for, are ignored.
-    host.stdin
-        .as_mut()
-        .unwrap()
-        .write_all(b"this is not json\n")
-        .await
-        .unwrap();
+    host.write_raw(b"this is not json\n").await;
     host.send(json!({"jsonrpc": "2.0", "id": 999, "result": null})).await;
     assert_eq!(
         text(&host.call("execute", params("bad_session")).await),
@@ -733,7 +662,7 @@ async fn cancel_aborts_the_call_and_its_processes() {
     let execute = json!({"jsonrpc": "2.0", "id": 100, "method": "execute", "params": {"callId": "early", "tool": "wait_abort", "params": {}}});
     let cancel = json!({"jsonrpc": "2.0", "method": "cancel", "params": {"callId": "early"}});
     let both = format!("{execute}\n{cancel}\n");
-    host.stdin.as_mut().unwrap().write_all(both.as_bytes()).await.unwrap();
+    host.write_raw(both.as_bytes()).await;
     assert_eq!(host.response(100).await["error"]["message"], "Operation aborted");
 
     if cfg!(unix) {
@@ -1265,8 +1194,8 @@ async fn closing_stdin_without_shutdown_still_shuts_the_tools_down() {
         return;
     };
     host.initialize(dir.path(), false).await;
-    host.stdin = None;
-    let status = tokio::time::timeout(MESSAGE_TIMEOUT, host.child.wait())
+    host.close_stdin();
+    let status = tokio::time::timeout(MESSAGE_TIMEOUT, host.child().wait())
         .await
         .unwrap()
         .unwrap();

@@ -155,6 +155,18 @@ function padTo(line, width) {
 }
 
 /** The base of the pi-tui components: renders nothing. */
+/** A style that leaves its text as it is. */
+const plain = (text) => String(text ?? "");
+
+/** `lines` with `paddingX` columns each side and `paddingY` blank lines above and below, every line
+ *  padded to `width` and passed through `bg` when it is a function (Text, TruncatedText, Box, Markdown). */
+function padLines(lines, width, paddingX, paddingY, bg = undefined) {
+  const paint = typeof bg === "function" ? bg : (line) => line;
+  const margin = " ".repeat(Math.max(0, paddingX));
+  const blank = new Array(Math.max(0, paddingY)).fill(paint(" ".repeat(Math.max(0, width))));
+  return [...blank, ...lines.map((line) => paint(padTo(margin + line + margin, width))), ...blank];
+}
+
 class Component {
   /** Lines of the component at `width` columns. */
   render(_width) {
@@ -162,6 +174,12 @@ class Component {
   }
   /** Drops cached rendering. */
   invalidate() {}
+  /** The style `name` of the component's `theme` (called on the theme), or no style. */
+  style(name) {
+    const theme = this.theme;
+    const fn = theme?.[name];
+    return typeof fn === "function" ? (text) => fn.call(theme, text) : plain;
+  }
 }
 
 /** pi-tui's `Text`: word-wrapped text with `paddingX` columns each side and `paddingY` empty
@@ -185,12 +203,9 @@ class Text extends Component {
   render(width) {
     const text = String(this.text ?? "");
     if (text.trim() === "") return [];
-    const margin = " ".repeat(Math.max(0, this.paddingX));
     const inner = Math.max(1, width - 2 * Math.max(0, this.paddingX));
-    const bg = typeof this.customBgFn === "function" ? this.customBgFn : (line) => line;
-    const body = wrapTextWithAnsi(text.replace(/\t/g, "   "), inner).map((line) => bg(padTo(margin + line + margin, width)));
-    const blank = new Array(Math.max(0, this.paddingY)).fill(bg(" ".repeat(Math.max(0, width))));
-    return [...blank, ...body, ...blank];
+    const body = wrapTextWithAnsi(text.replace(/\t/g, "   "), inner);
+    return padLines(body, width, this.paddingX, this.paddingY, this.customBgFn);
   }
 }
 
@@ -207,11 +222,9 @@ class TruncatedText extends Component {
     this.text = text;
   }
   render(width) {
-    const margin = " ".repeat(Math.max(0, this.paddingX));
     const first = String(this.text ?? "").split("\n")[0];
-    const line = padTo(margin + truncateToWidth(first, Math.max(0, width - 2 * margin.length)) + margin, width);
-    const blank = new Array(Math.max(0, this.paddingY)).fill(" ".repeat(Math.max(0, width)));
-    return [...blank, line, ...blank];
+    const line = truncateToWidth(first, Math.max(0, width - 2 * Math.max(0, this.paddingX)));
+    return padLines([line], width, this.paddingX, this.paddingY);
   }
 }
 
@@ -273,15 +286,9 @@ class Box extends Container {
     const inner = Math.max(1, width - 2 * this.paddingX);
     const lines = super.render(inner);
     if (lines.length === 0) return [];
-    const margin = " ".repeat(Math.max(0, this.paddingX));
-    const bg = typeof this.bgFn === "function" ? this.bgFn : (line) => line;
-    const blank = new Array(Math.max(0, this.paddingY)).fill(bg(" ".repeat(Math.max(0, width))));
-    return [...blank, ...lines.map((line) => bg(padTo(margin + line + margin, width))), ...blank];
+    return padLines(lines, width, this.paddingX, this.paddingY, this.bgFn);
   }
 }
-
-/** A style that leaves its text as it is. */
-const plain = (text) => String(text ?? "");
 
 /** pi-tui's `Markdown`: markdown rendered to wrapped lines — headings, `-` lists, quotes, fenced code
  *  indented by two (through `theme.highlightCode` when given), rules, `**bold**`, `*italic*`, `` `code` `` and
@@ -298,11 +305,6 @@ class Markdown extends Component {
   /** Replaces the text. */
   setText(text) {
     this.text = text;
-  }
-  /** The theme's style `name`, or no style. */
-  style(name) {
-    const fn = this.theme?.[name];
-    return typeof fn === "function" ? (text) => fn(text) : plain;
   }
   /** Inline markdown styled. */
   inline(text) {
@@ -364,9 +366,7 @@ class Markdown extends Component {
     }
     while (out.length > 0 && out.at(-1) === "") out.pop();
     if (out.length === 0) return [];
-    const margin = " ".repeat(Math.max(0, this.paddingX));
-    const blank = new Array(Math.max(0, this.paddingY)).fill(" ".repeat(Math.max(0, width)));
-    return [...blank, ...out.map((line) => padTo(margin + line + margin, width)), ...blank];
+    return padLines(out, width, this.paddingX, this.paddingY);
   }
 }
 
@@ -599,7 +599,6 @@ class SelectList extends Component {
   /** One item's line: the label, and beyond 40 columns its description (on one line) in a second
    *  column when ten columns or more are left for it. */
   renderItem(item, selected, width, column) {
-    const style = (name) => (typeof this.theme[name] === "function" ? this.theme[name] : plain);
     const prefix = selected ? "→ " : "  ";
     const label = String(item.label || item.value);
     const description = item.description ? String(item.description).replace(/[\r\n]+/g, " ").trim() : "";
@@ -610,22 +609,21 @@ class SelectList extends Component {
       const left = width - 2 - visibleWidth(shown) - gap.length - 2;
       if (left > 10) {
         const text = truncateToWidth(description, left, "");
-        return selected ? style("selectedText")(`${prefix}${shown}${gap}${text}`) : prefix + shown + style("description")(gap + text);
+        return selected ? this.style("selectedText")(`${prefix}${shown}${gap}${text}`) : prefix + shown + this.style("description")(gap + text);
       }
     }
     const shown = truncateToWidth(label, width - 4, "");
-    return selected ? style("selectedText")(prefix + shown) : prefix + shown;
+    return selected ? this.style("selectedText")(prefix + shown) : prefix + shown;
   }
   render(width) {
-    const style = (name) => (typeof this.theme[name] === "function" ? this.theme[name] : plain);
-    if (this.filtered.length === 0) return [style("noMatch")("  No matching commands")];
+    if (this.filtered.length === 0) return [this.style("noMatch")("  No matching commands")];
     const visible = Math.max(1, this.maxVisible);
     const start = Math.max(0, Math.min(this.selectedIndex - Math.floor(visible / 2), this.filtered.length - visible));
     const end = Math.min(start + visible, this.filtered.length);
     const column = this.labelColumn();
     const lines = [];
     for (let i = start; i < end; i++) lines.push(this.renderItem(this.filtered[i], i === this.selectedIndex, width, column));
-    if (start > 0 || end < this.filtered.length) lines.push(style("scrollInfo")(truncateToWidth(`  (${this.selectedIndex + 1}/${this.filtered.length})`, width - 2, "")));
+    if (start > 0 || end < this.filtered.length) lines.push(this.style("scrollInfo")(truncateToWidth(`  (${this.selectedIndex + 1}/${this.filtered.length})`, width - 2, "")));
     return lines;
   }
 }
@@ -661,17 +659,16 @@ class SettingsList extends Component {
     } else if (matchesKey(data, "escape") || matchesKey(data, "ctrl+c")) this.onCancel?.();
   }
   render(width) {
-    const style = (name) => (typeof this.theme[name] === "function" ? this.theme[name] : plain);
     const labelWidth = Math.min(30, Math.max(0, ...this.items.map((i) => visibleWidth(i.label ?? ""))));
     const lines = this.items.slice(0, Math.max(1, this.maxVisible)).map((item, index) => {
       const selected = index === this.selectedIndex;
       const label = padTo(String(item.label ?? item.id), labelWidth);
-      const text = `${selected ? "→ " : "  "}${selected ? style("label")(label) : label}  ${style("value")(String(item.currentValue ?? ""))}`;
+      const text = `${selected ? "→ " : "  "}${selected ? this.style("label")(label) : label}  ${this.style("value")(String(item.currentValue ?? ""))}`;
       return truncateToWidth(text, width);
     });
     const description = this.items[this.selectedIndex]?.description;
-    if (description) lines.push("", ...wrapTextWithAnsi(style("description")(String(description)), Math.max(1, width - 2)).map((l) => "  " + l));
-    lines.push("", truncateToWidth(style("hint")("  Enter/Space to change · Esc to cancel"), width));
+    if (description) lines.push("", ...wrapTextWithAnsi(this.style("description")(String(description)), Math.max(1, width - 2)).map((l) => "  " + l));
+    lines.push("", truncateToWidth(this.style("hint")("  Enter/Space to change · Esc to cancel"), width));
     return lines;
   }
 }
@@ -738,7 +735,7 @@ class Editor extends Component {
     this.disableSubmit = false;
     this.onSubmit = undefined;
     this.onChange = undefined;
-    this.borderColor = typeof this.theme.borderColor === "function" ? this.theme.borderColor : plain;
+    this.borderColor = this.style("borderColor");
   }
   getText() {
     return this.lines.join("\n");
