@@ -133,13 +133,6 @@ pub struct ConfiguredPackage {
     pub installed_path: Option<PathBuf>,
 }
 
-/// What `update` did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UpdateSummary {
-    /// The sources it updated (reinstalled or pulled).
-    pub updated: Vec<String>,
-}
-
 /// `npm root -g` as answered for one npm command line.
 type NpmRoot = (Vec<String>, PathBuf);
 
