@@ -361,7 +361,7 @@ fn uses_tui(args: &Args, io: &Io) -> bool {
 }
 
 /// `TERM=dumb` (or unset): the line mode, not the full interface.
-fn dumb_terminal() -> bool {
+pub(crate) fn dumb_terminal() -> bool {
     matches!(std::env::var("TERM").as_deref(), Err(_) | Ok("dumb") | Ok(""))
 }
 

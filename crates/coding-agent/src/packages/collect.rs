@@ -41,6 +41,16 @@ impl ResourceKind {
         }
     }
 
+    /// The heading `pi config` gives the kind (`Extensions`, `Skills`, `Prompts`, `Themes`).
+    pub fn label(self) -> &'static str {
+        match self {
+            ResourceKind::Extensions => "Extensions",
+            ResourceKind::Skills => "Skills",
+            ResourceKind::Prompts => "Prompts",
+            ResourceKind::Themes => "Themes",
+        }
+    }
+
     fn file_matches(self, name: &str) -> bool {
         match self {
             ResourceKind::Extensions => name.ends_with(".ts") || name.ends_with(".js"),
