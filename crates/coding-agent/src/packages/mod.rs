@@ -18,7 +18,6 @@
 mod collect;
 mod commands;
 mod manager;
-mod paths;
 mod source;
 
 pub use collect::ResourceKind;

@@ -11,12 +11,12 @@
 //! `--no-prompt-templates` keep only the command line's.
 
 mod frontmatter;
-mod patterns;
+pub(crate) mod patterns;
 mod prompt_templates;
 mod skills;
 mod source;
 mod system_files;
-mod walk;
+pub(crate) mod walk;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -30,6 +30,8 @@ pub use source::{Collision, Diagnostic, DiagnosticKind, Metadata, SourceInfo};
 pub use system_files::SystemPromptFiles;
 
 use walk::SkillDirMode;
+
+use crate::paths;
 
 /// The `skills` and `prompts` entries of one `settings.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -172,7 +174,7 @@ impl Accumulator {
     fn resolved(mut self) -> Vec<Found> {
         self.0.sort_by_key(|f| f.rank);
         let mut seen = HashSet::new();
-        self.0.retain(|f| seen.insert(walk::canonical(&f.path)));
+        self.0.retain(|f| seen.insert(paths::canonical(&f.path)));
         self.0
     }
 }
@@ -208,7 +210,7 @@ fn add_settings_entries(
     let (plain, pats): (Vec<&String>, Vec<&String>) = entries.iter().partition(|e| !patterns::is_pattern(e));
     let pats: Vec<&str> = pats.iter().map(|s| s.as_str()).collect();
     for entry in plain {
-        for file in files_of(&walk::resolve_from(base, entry, home), kind) {
+        for file in files_of(&paths::resolve_from_base(entry, base, home), kind) {
             let enabled = patterns::enabled_by_patterns(&file, &pats, base);
             acc.add(file, meta, enabled, rank);
         }
@@ -257,7 +259,7 @@ fn discovered(options: &ResourceOptions, kind: Kind) -> Vec<Found> {
         add_settings_entries(&mut acc, &global_entries, kind, agent_dir, &home, &local_user, 2);
     }
     let auto_project = Metadata::new("auto", "project", Some(project_base.clone()));
-    let user_agents = walk::normalize(&home.join(".agents").join("skills"));
+    let user_agents = paths::normalize(&home.join(".agents").join("skills"));
     let project_files = match kind {
         Kind::Skills => {
             let mut files = walk::skill_files(&project_base.join("skills"), SkillDirMode::Pi);
@@ -311,18 +313,18 @@ fn paths_to_load(options: &ResourceOptions, kind: Kind) -> (Vec<PathBuf>, Vec<(P
     let mut paths = Vec::new();
     let mut seen = HashSet::new();
     let enabled = found.iter().filter(|f| f.enabled && !disabled).map(|f| f.path.clone());
-    let from_cli = cli.iter().map(|p| walk::resolve_from(&options.cwd, p, &home));
+    let from_cli = cli.iter().map(|p| paths::resolve_from_base(p, &options.cwd, &home));
     // pi merges the extensions' paths after everything else it loaded.
     let from_extensions: Vec<(PathBuf, Metadata)> = extension
         .iter()
         .map(|extra| {
-            let path = walk::resolve_from(&options.cwd, &extra.path.to_string_lossy(), &home);
+            let path = paths::resolve_from_base(&extra.path.to_string_lossy(), &options.cwd, &home);
             (path, extra.metadata.clone())
         })
         .collect();
     let extension_paths = from_extensions.iter().map(|(path, _)| path.clone());
     for path in enabled.chain(from_cli).chain(extension_paths) {
-        if seen.insert(walk::canonical(&path)) {
+        if seen.insert(paths::canonical(&path)) {
             paths.push(path);
         }
     }
@@ -346,7 +348,7 @@ fn lookup(metadata: &[(PathBuf, Metadata)], file: &Path) -> Option<SourceInfo> {
 }
 
 fn is_under(path: &Path, root: &Path) -> bool {
-    walk::normalize(path).starts_with(walk::normalize(root))
+    paths::normalize(path).starts_with(paths::normalize(root))
 }
 
 fn load_skills(options: &ResourceOptions) -> (Vec<Skill>, Vec<Diagnostic>) {
@@ -391,7 +393,7 @@ fn load_skills(options: &ResourceOptions) -> (Vec<Skill>, Vec<Diagnostic>) {
             let (skill, warnings) = skills::load_skill_file(&file, info_for(&file));
             diagnostics.extend(warnings);
             let Some(skill) = skill else { continue };
-            let real = walk::canonical(&skill.file_path);
+            let real = paths::canonical(&skill.file_path);
             if real_paths.contains(&real) {
                 continue;
             }

@@ -10,7 +10,7 @@ struct Sandbox {
 impl Sandbox {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let root = walk::canonical(dir.path());
+        let root = paths::canonical(dir.path());
         let home = root.join("home");
         let agent = home.join(".pi/agent");
         let cwd = root.join("repo/project");

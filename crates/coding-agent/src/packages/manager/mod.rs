@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use super::PackageError;
 use super::collect::{Found, ResourceKind};
 use super::commands::{ChildOutput, capture, run};
-use super::paths::{node_join, relative, resolve_from_base};
 use super::source::{GitSource, NpmSource, PackageSource};
+use crate::paths::{node_join, relative, resolve_from_base};
 
 mod resolve;
 mod update;
