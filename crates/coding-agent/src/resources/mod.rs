@@ -31,6 +31,7 @@ pub use system_files::SystemPromptFiles;
 
 use walk::SkillDirMode;
 
+use crate::config::SettingsError;
 use crate::paths;
 
 /// The `skills` and `prompts` entries of one `settings.json`.
@@ -43,13 +44,10 @@ pub struct ResourceSettings {
 }
 
 impl ResourceSettings {
-    /// The entries of the settings file at `path` (none when it is missing or unreadable; the
-    /// settings loader reports broken files). Blocking.
-    pub fn read(path: &Path) -> Self {
-        let value: serde_json::Value = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default();
+    /// The entries of the settings file at `path` (none when it is missing), read with the
+    /// settings loader's reader: a file that is not a JSON object is its error. Blocking.
+    pub fn read(path: &Path) -> Result<Self, SettingsError> {
+        let value = crate::config::read_object(path)?.unwrap_or_default();
         let strings = |key: &str| -> Vec<String> {
             value
                 .get(key)
@@ -57,10 +55,10 @@ impl ResourceSettings {
                 .map(|items| items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
                 .unwrap_or_default()
         };
-        ResourceSettings {
+        Ok(ResourceSettings {
             skills: strings("skills"),
             prompts: strings("prompts"),
-        }
+        })
     }
 }
 
@@ -86,6 +84,12 @@ pub struct ResourceOptions {
     pub global_settings: ResourceSettings,
     /// The project's `.pi/settings.json` entries (relative to `.pi/`).
     pub project_settings: ResourceSettings,
+    /// The global `settings.json` to read [`ResourceOptions::global_settings`] from when the
+    /// resources are loaded (off the async runtime; its entries replace the field's).
+    pub global_settings_file: Option<PathBuf>,
+    /// The project's `.pi/settings.json`, read into [`ResourceOptions::project_settings`] the same
+    /// way.
+    pub project_settings_file: Option<PathBuf>,
     /// `--skill` paths (relative to the working directory).
     pub skill_paths: Vec<String>,
     /// `--prompt-template` paths (relative to the working directory).
@@ -116,6 +120,21 @@ pub struct Resources {
     pub prompts: Vec<PromptTemplate>,
     /// Collisions of the templates.
     pub prompt_diagnostics: Vec<Diagnostic>,
+}
+
+impl ResourceOptions {
+    /// Reads the settings files named in [`ResourceOptions::global_settings_file`] and
+    /// [`ResourceOptions::project_settings_file`] into the entries (and forgets the paths, so a
+    /// reload does not read them again). Blocking.
+    pub fn read_settings_files(&mut self) -> Result<(), SettingsError> {
+        if let Some(path) = self.global_settings_file.take() {
+            self.global_settings = ResourceSettings::read(&path)?;
+        }
+        if let Some(path) = self.project_settings_file.take() {
+            self.project_settings = ResourceSettings::read(&path)?;
+        }
+        Ok(())
+    }
 }
 
 impl Resources {
