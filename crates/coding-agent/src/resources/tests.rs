@@ -138,7 +138,9 @@ fn settings_files_are_read_when_the_resources_load() {
     };
     let error = options.read_settings_files().unwrap_err();
     assert!(
-        error.to_string().starts_with(&format!("Invalid settings in {}:", global.display())),
+        error
+            .to_string()
+            .starts_with(&format!("Invalid settings in {}:", global.display())),
         "{error}"
     );
     // A missing file has no entries.
@@ -184,7 +186,11 @@ fn package_resources_come_after_the_global_ones_and_before_the_command_line() {
     let resources = Resources::load(&options);
     assert_eq!(
         skill_names(&resources),
-        [("shared", "global"), ("packaged", "package"), ("cli-only", "command line")]
+        [
+            ("shared", "global"),
+            ("packaged", "package"),
+            ("cli-only", "command line")
+        ]
     );
     assert_eq!(resources.skills[1].source_info.metadata, metadata);
     let collisions: Vec<(&str, PathBuf, PathBuf)> = resources
@@ -216,7 +222,11 @@ fn package_resources_come_after_the_global_ones_and_before_the_command_line() {
         .map(|p| (p.name.as_str(), p.content.as_str()))
         .collect();
     assert_eq!(prompts, [("review", "global"), ("ship", "package")]);
-    let collisions: Vec<&str> = resources.prompt_diagnostics.iter().map(|d| d.message.as_str()).collect();
+    let collisions: Vec<&str> = resources
+        .prompt_diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
     assert_eq!(collisions, ["name \"/review\" collision", "name \"/ship\" collision"]);
 }
 
