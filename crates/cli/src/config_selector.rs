@@ -41,15 +41,6 @@ pub(crate) struct Selector {
     query: String,
 }
 
-fn kind_label(kind: ResourceKind) -> &'static str {
-    match kind {
-        ResourceKind::Extensions => "Extensions",
-        ResourceKind::Skills => "Skills",
-        ResourceKind::Prompts => "Prompts",
-        ResourceKind::Themes => "Themes",
-    }
-}
-
 impl Selector {
     pub(crate) fn new(resources: &PackageResources) -> Selector {
         let mut entries = Vec::new();
@@ -58,7 +49,7 @@ impl Selector {
             let mut last = None;
             for (kind, name, resource) in group.items {
                 if last != Some(kind) {
-                    entries.push(Entry::Subgroup(kind_label(kind)));
+                    entries.push(Entry::Subgroup(kind.label()));
                     last = Some(kind);
                 }
                 entries.push(Entry::Item { kind, name, resource });
@@ -72,6 +63,22 @@ impl Selector {
         };
         selector.select_first();
         selector
+    }
+
+    /// Every row as plain text, unfiltered and without a selection (what `pi config` prints when
+    /// it is not on a terminal); `None` when there is nothing to list.
+    pub(crate) fn plain_lines(&self) -> Option<Vec<String>> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let lines = self.entries.iter().map(|entry| match entry {
+            Entry::Group(label) => label.clone(),
+            Entry::Subgroup(title) => format!("  {title}"),
+            Entry::Item { name, resource, .. } => {
+                format!("    [{}] {name}", if resource.enabled { "x" } else { " " })
+            }
+        });
+        Some(lines.collect())
     }
 
     fn is_item(&self, shown: usize) -> bool {
@@ -244,13 +251,13 @@ impl Selector {
 
 /// One package in `pi config`: its label and its resources (kind, pi's display name, resource),
 /// sorted by kind and name.
-pub(crate) struct ConfigGroup {
-    pub(crate) label: String,
-    pub(crate) items: Vec<(ResourceKind, String, PackageResource)>,
+struct ConfigGroup {
+    label: String,
+    items: Vec<(ResourceKind, String, PackageResource)>,
 }
 
 /// The groups `pi config` shows: one per package (`<source> (<scope>)`), user before project.
-pub(crate) fn groups(resources: &PackageResources) -> Vec<ConfigGroup> {
+fn groups(resources: &PackageResources) -> Vec<ConfigGroup> {
     let mut groups: Vec<(bool, ConfigGroup)> = Vec::new();
     for kind in ResourceKind::ALL {
         for resource in resources.of(kind) {
@@ -408,6 +415,28 @@ mod tests {
     fn the_list_as_pi_shows_it() {
         let selector = Selector::new(&resources());
         insta::assert_snapshot!(selector.render(50).join("\n"));
+    }
+
+    #[test]
+    fn the_plain_list_follows_the_selector() {
+        let lines = Selector::new(&resources()).plain_lines().unwrap();
+        assert_eq!(
+            lines,
+            [
+                "npm:tools (user)",
+                "  Extensions",
+                "    [x] main.ts",
+                "    [ ] sub/index.ts",
+                "  Skills",
+                "    [x] review",
+                "../pkg (project)",
+                "  Extensions",
+                "    [x] gate.ts",
+                "  Prompts",
+                "    [x] hi.md",
+            ]
+        );
+        assert_eq!(Selector::new(&PackageResources::default()).plain_lines(), None);
     }
 
     #[test]

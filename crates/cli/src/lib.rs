@@ -31,7 +31,7 @@ use pi_ai::ModelRegistry;
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
 use pi_coding_agent::extensions::{ExtensionError, Extensions};
-use pi_coding_agent::resources::{ResourceOptions, ResourceSettings};
+use pi_coding_agent::resources::ResourceOptions;
 use pi_coding_agent::{AgentSession, PromptRecipe};
 use pi_coding_agent::{App, SessionStartReason, ShutdownReason, WarnFn};
 use pi_coding_agent::{
@@ -361,7 +361,7 @@ fn uses_tui(args: &Args, io: &Io) -> bool {
 }
 
 /// `TERM=dumb` (or unset): the line mode, not the full interface.
-fn dumb_terminal() -> bool {
+pub(crate) fn dumb_terminal() -> bool {
     matches!(std::env::var("TERM").as_deref(), Err(_) | Ok("dumb") | Ok(""))
 }
 
@@ -647,8 +647,8 @@ fn resource_options(args: &Args, cwd: &Path, paths: &AgentPaths) -> ResourceOpti
         cwd: cwd.to_path_buf(),
         agent_dir: Some(paths.agent_dir.clone()),
         home: std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from),
-        global_settings: ResourceSettings::read(&paths.settings_file()),
-        project_settings: ResourceSettings::read(&project_settings_file(cwd)),
+        global_settings_file: Some(paths.settings_file()),
+        project_settings_file: Some(project_settings_file(cwd)),
         skill_paths: args.skill.clone(),
         prompt_paths: args.prompt_template.clone(),
         no_skills: args.no_skills,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pi_coding_agent::config::AgentPaths;
-use pi_coding_agent::packages::{PackageManager, PackageResources, ResourceKind};
+use pi_coding_agent::packages::{PackageManager, PackageResources};
 
 /// The first arguments that make `pi` a package command.
 pub const PACKAGE_COMMANDS: [&str; 6] = ["install", "remove", "uninstall", "update", "list", "config"];
@@ -442,9 +442,7 @@ async fn run_config(agent_dir: Option<PathBuf>, cwd: Option<PathBuf>) -> i32 {
             return 1;
         }
     };
-    let terminal = std::io::stdin().is_terminal()
-        && std::io::stdout().is_terminal()
-        && !matches!(std::env::var("TERM").as_deref(), Err(_) | Ok("dumb") | Ok(""));
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal() && !crate::dumb_terminal();
     if terminal {
         return match crate::config_selector::run(&manager, &resources).await {
             Ok(()) => 0,
@@ -466,29 +464,9 @@ async fn run_config(agent_dir: Option<PathBuf>, cwd: Option<PathBuf>) -> i32 {
 
 /// The selector's list as text: a group's label, its kinds, `[x]` / `[ ]` and the names.
 fn config_lines(resources: &PackageResources) -> Vec<String> {
-    let groups = crate::config_selector::groups(resources);
-    if groups.is_empty() {
-        return vec!["No package resources.".to_owned()];
-    }
-    let mut lines = Vec::new();
-    for group in groups {
-        lines.push(group.label);
-        let mut last = None;
-        for (kind, name, resource) in group.items {
-            if last != Some(kind) {
-                let title = match kind {
-                    ResourceKind::Extensions => "Extensions",
-                    ResourceKind::Skills => "Skills",
-                    ResourceKind::Prompts => "Prompts",
-                    ResourceKind::Themes => "Themes",
-                };
-                lines.push(format!("  {title}"));
-                last = Some(kind);
-            }
-            lines.push(format!("    [{}] {name}", if resource.enabled { "x" } else { " " }));
-        }
-    }
-    lines
+    crate::config_selector::Selector::new(resources)
+        .plain_lines()
+        .unwrap_or_else(|| vec!["No package resources.".to_owned()])
 }
 
 #[cfg(test)]

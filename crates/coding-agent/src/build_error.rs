@@ -11,6 +11,9 @@ pub enum BuildError {
     /// A blocking step (reading context files, discovering custom tools) panicked or was cancelled.
     #[error("session set-up was interrupted: {0}")]
     Interrupted(#[from] tokio::task::JoinError),
+    /// A settings file named in the resource options could not be read (`skills` / `prompts`).
+    #[error(transparent)]
+    Settings(#[from] crate::config::SettingsError),
     /// The `sandbox` setting is on but the platform or the kernel cannot enforce it (beyond pi):
     /// no session starts rather than one whose commands all fail.
     #[error(transparent)]

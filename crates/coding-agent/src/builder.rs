@@ -354,8 +354,9 @@ impl SessionBuilder {
             session.set_ui(ui.clone());
         }
         // Custom tools and extensions load at the same time.
-        let ((mut custom, load_errors), (extensions, missing)) =
+        let ((mut custom, load_errors), loaded) =
             tokio::join!(self.load_custom_tools(&session), self.load_extensions(&session));
+        let (extensions, missing) = loaded?;
         custom.extend(extensions.install(&session));
         // pi's order: load failures, name conflicts, then paths that hold nothing.
         extensions.add_load_errors(missing);
@@ -393,9 +394,13 @@ impl SessionBuilder {
 
     /// Discovers and loads the extensions [`SessionBuilder::extensions`] asked for (their tools
     /// are not registered yet); the paths that hold no extension, as errors.
-    async fn load_extensions(&self, session: &AgentSession) -> (Extensions, Vec<ExtensionLoadError>) {
+    /// A panic in discovery is [`BuildError::Interrupted`], as in the other blocking steps.
+    async fn load_extensions(
+        &self,
+        session: &AgentSession,
+    ) -> Result<(Extensions, Vec<ExtensionLoadError>), BuildError> {
         let Some(setup) = &self.extensions else {
-            return (Extensions::none(), Vec::new());
+            return Ok((Extensions::none(), Vec::new()));
         };
         let options = DiscoverOptions {
             cwd: self.cwd.clone(),
@@ -405,9 +410,7 @@ impl SessionBuilder {
             resolved: setup.resolved.clone(),
             home: std::env::var("HOME").ok(),
         };
-        let (entries, missing) = tokio::task::spawn_blocking(move || crate::extensions::discover(&options))
-            .await
-            .unwrap_or_default();
+        let (entries, missing) = blocking(move || crate::extensions::discover(&options)).await?;
         let mut api = session.tool_api();
         if let Some(paths) = &self.paths {
             api = api.with_cache_dir(paths.cache_dir());
@@ -428,7 +431,7 @@ impl SessionBuilder {
                 error: missing.to_string(),
             })
             .collect();
-        (extensions, missing)
+        Ok((extensions, missing))
     }
 
     /// Discovers and loads the custom tools into `session`; returns the names registered and
@@ -465,6 +468,11 @@ impl SessionBuilder {
     }
 }
 
+/// `work` run off the async runtime; its panic (or cancellation) is [`BuildError::Interrupted`].
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, BuildError> {
+    Ok(tokio::task::spawn_blocking(work).await?)
+}
+
 /// The sandbox the `sandbox` setting asks for, if it is enabled: the project is `cwd`; the
 /// `writablePaths` have `~` expanded and are taken relative to `cwd`.
 fn sandbox_of(settings: &Settings, cwd: &std::path::Path) -> Option<pi_tools::Sandbox> {
@@ -483,6 +491,13 @@ fn sandbox_of(settings: &Settings, cwd: &std::path::Path) -> Option<pi_tools::Sa
 mod tests {
     use super::*;
     use pi_agent_core::faux::{FauxModel, faux_assistant_text};
+
+    #[tokio::test]
+    async fn a_panic_in_a_blocking_step_is_interrupted_not_nothing() {
+        let result: Result<Vec<u8>, BuildError> = blocking(|| panic!("discovery broke")).await;
+        assert!(matches!(result, Err(BuildError::Interrupted(_))), "{result:?}");
+        assert_eq!(blocking(|| 7).await.ok(), Some(7));
+    }
 
     #[tokio::test]
     async fn a_native_tool_loads_as_a_custom_tool_and_starts_active() {

@@ -61,6 +61,7 @@ mod model_choice;
 mod model_scope;
 mod output_limit;
 pub mod packages;
+mod paths;
 mod prompt_recipe;
 pub mod resolve;
 pub mod resources;

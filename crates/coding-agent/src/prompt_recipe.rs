@@ -35,15 +35,21 @@ pub struct PromptRecipe {
 impl PromptRecipe {
     /// Loads the resources and finds `SYSTEM.md` / `APPEND_SYSTEM.md` (off the runtime); the
     /// flags win over the files (`--system-prompt` over `SYSTEM.md`, any `--append-system-prompt`
-    /// over `APPEND_SYSTEM.md`). The recipe returned has the files resolved.
+    /// over `APPEND_SYSTEM.md`). The recipe returned has the files resolved, the settings files'
+    /// `skills` / `prompts` entries included (a broken settings file is
+    /// [`BuildError::Settings`]).
     pub(crate) async fn load(mut self) -> Result<(Self, Resources), BuildError> {
-        let (resources, files) = match self.resources.clone() {
-            Some(options) => {
-                tokio::task::spawn_blocking(move || {
+        let (resources, files) = match self.resources.take() {
+            Some(mut options) => {
+                let (options, resources, files) = tokio::task::spawn_blocking(move || {
+                    options.read_settings_files()?;
                     let files = SystemPromptFiles::discover(&options.cwd, options.agent_dir.as_deref());
-                    (Resources::load(&options), files)
+                    let resources = Resources::load(&options);
+                    Ok::<_, BuildError>((options, resources, files))
                 })
-                .await?
+                .await??;
+                self.resources = Some(options);
+                (resources, files)
             }
             None => (Resources::default(), SystemPromptFiles::default()),
         };

@@ -4,10 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
 
-use super::paths::{posix, relative, resolve_lexically};
+use crate::paths::{posix, relative, resolve_lexically};
+use crate::resources::patterns::{apply_patterns, glob, has_glob, is_override};
+use crate::resources::walk::{self, IgnoreRules, SkillDirMode};
 
 /// The four kinds of resources a package provides, in pi's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41,11 +42,13 @@ impl ResourceKind {
         }
     }
 
-    fn file_matches(self, name: &str) -> bool {
+    /// The heading `pi config` gives the kind (`Extensions`, `Skills`, `Prompts`, `Themes`).
+    pub fn label(self) -> &'static str {
         match self {
-            ResourceKind::Extensions => name.ends_with(".ts") || name.ends_with(".js"),
-            ResourceKind::Skills | ResourceKind::Prompts => name.ends_with(".md"),
-            ResourceKind::Themes => name.ends_with(".json"),
+            ResourceKind::Extensions => "Extensions",
+            ResourceKind::Skills => "Skills",
+            ResourceKind::Prompts => "Prompts",
+            ResourceKind::Themes => "Themes",
         }
     }
 }
@@ -99,19 +102,23 @@ pub(crate) fn package_resources(root: &Path, filter: Option<&serde_json::Map<Str
     }
     let mut any_dir = false;
     for kind in ResourceKind::ALL {
-        let dir = root.join(kind.key());
-        if dir.exists() {
+        if let Some(files) = conventional_files(root, kind) {
             any_dir = true;
-            for path in collect_resource_files(&dir, kind) {
-                found.push(Found {
-                    kind,
-                    path,
-                    enabled: true,
-                });
-            }
+            found.extend(files.into_iter().map(|path| Found {
+                kind,
+                path,
+                enabled: true,
+            }));
         }
     }
     any_dir.then_some(found)
+}
+
+/// The files of `kind` in the package's conventional directory (`<root>/<kind>`); `None` when
+/// there is no such directory.
+fn conventional_files(root: &Path, kind: ResourceKind) -> Option<Vec<PathBuf>> {
+    let dir = root.join(kind.key());
+    dir.exists().then(|| collect_resource_files(&dir, kind))
 }
 
 fn default_resources(
@@ -124,16 +131,11 @@ fn default_resources(
         add_manifest_entries(&entries, root, kind, found);
         return;
     }
-    let dir = root.join(kind.key());
-    if dir.exists() {
-        for path in collect_resource_files(&dir, kind) {
-            found.push(Found {
-                kind,
-                path,
-                enabled: true,
-            });
-        }
-    }
+    found.extend(conventional_files(root, kind).into_iter().flatten().map(|path| Found {
+        kind,
+        path,
+        enabled: true,
+    }));
 }
 
 fn apply_package_filter(
@@ -172,11 +174,7 @@ fn manifest_files(root: &Path, kind: ResourceKind, manifest: Option<&serde_json:
         }
         return apply_patterns(&all, &overrides, root);
     }
-    let dir = root.join(kind.key());
-    if !dir.exists() {
-        return Vec::new();
-    }
-    collect_resource_files(&dir, kind)
+    conventional_files(root, kind).unwrap_or_default()
 }
 
 fn add_manifest_entries(entries: &[String], root: &Path, kind: ResourceKind, found: &mut Vec<Found>) {
@@ -218,7 +216,7 @@ fn glob_paths(root: &Path, pattern: &str) -> Vec<PathBuf> {
         pattern.split('/').count()
     };
     let mut out = Vec::new();
-    walk(root, depth, &mut |path| {
+    walk_tree(root, depth, &mut |path| {
         let rel = posix(Path::new(&relative(root, path)));
         if matcher.is_match(&rel) {
             out.push(path.to_path_buf());
@@ -228,7 +226,7 @@ fn glob_paths(root: &Path, pattern: &str) -> Vec<PathBuf> {
     out
 }
 
-fn walk(dir: &Path, depth: usize, visit: &mut dyn FnMut(&Path)) {
+fn walk_tree(dir: &Path, depth: usize, visit: &mut dyn FnMut(&Path)) {
     if depth == 0 {
         return;
     }
@@ -242,7 +240,7 @@ fn walk(dir: &Path, depth: usize, visit: &mut dyn FnMut(&Path)) {
         let path = entry.path();
         visit(&path);
         if path.is_dir() {
-            walk(&path, depth - 1, visit);
+            walk_tree(&path, depth - 1, visit);
         }
     }
 }
@@ -260,80 +258,14 @@ pub(crate) fn files_from_paths(paths: &[PathBuf], kind: ResourceKind) -> Vec<Pat
     files
 }
 
-/// A directory's resources of `kind` as pi collects them.
+/// A directory's resources of `kind` as pi collects them (`collectResourceFiles`).
 pub(crate) fn collect_resource_files(dir: &Path, kind: ResourceKind) -> Vec<PathBuf> {
     match kind {
-        ResourceKind::Skills => {
-            let mut ignore = Ignore::default();
-            collect_skills(dir, dir, &mut ignore)
-        }
+        ResourceKind::Skills => walk::skill_files(dir, SkillDirMode::Pi),
         ResourceKind::Extensions => collect_extensions(dir),
-        _ => {
-            let mut ignore = Ignore::default();
-            let mut files = Vec::new();
-            collect_files(dir, dir, kind, &mut ignore, &mut files);
-            files
-        }
+        ResourceKind::Prompts => walk::files_ending(dir, ".md"),
+        ResourceKind::Themes => walk::files_ending(dir, ".json"),
     }
-}
-
-/// The entries of `dir` (sorted by name, as a stable stand-in for the directory's order), dot
-/// files and `node_modules` left out, with whether each is a directory and a file (links
-/// followed).
-fn listing(dir: &Path) -> Vec<(String, PathBuf, bool, bool)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<_> = entries
-        .flatten()
-        .filter_map(|entry| {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || name == "node_modules" {
-                return None;
-            }
-            let path = entry.path();
-            let meta = std::fs::metadata(&path).ok()?;
-            Some((name, path, meta.is_dir(), meta.is_file()))
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
-}
-
-fn collect_files(dir: &Path, root: &Path, kind: ResourceKind, ignore: &mut Ignore, files: &mut Vec<PathBuf>) {
-    ignore.add_dir(dir, root);
-    for (name, path, is_dir, is_file) in listing(dir) {
-        let rel = relative(root, &path);
-        if ignore.ignores(&rel, is_dir) {
-            continue;
-        }
-        if is_dir {
-            collect_files(&path, root, kind, ignore, files);
-        } else if is_file && kind.file_matches(&name) {
-            files.push(path);
-        }
-    }
-}
-
-fn collect_skills(dir: &Path, root: &Path, ignore: &mut Ignore) -> Vec<PathBuf> {
-    ignore.add_dir(dir, root);
-    let skill = dir.join("SKILL.md");
-    if skill.is_file() && !ignore.ignores(&relative(root, &skill), false) {
-        return vec![skill];
-    }
-    let mut out = Vec::new();
-    for (name, path, is_dir, is_file) in listing(dir) {
-        let rel = relative(root, &path);
-        if dir == root && is_file && name.ends_with(".md") && !ignore.ignores(&rel, false) {
-            out.push(path);
-            continue;
-        }
-        if !is_dir || ignore.ignores(&rel, true) {
-            continue;
-        }
-        out.extend(collect_skills(&path, root, ignore));
-    }
-    out
 }
 
 /// The extension entry points of a directory: its `package.json` `pi.extensions` (the ones that
@@ -363,187 +295,22 @@ fn collect_extensions(dir: &Path) -> Vec<PathBuf> {
     if let Some(entries) = extension_entries(dir) {
         return entries;
     }
-    let mut ignore = Ignore::default();
-    ignore.add_dir(dir, dir);
+    let mut rules = IgnoreRules::new(dir);
+    rules.add_dir(dir);
     let mut out = Vec::new();
-    for (name, path, is_dir, is_file) in listing(dir) {
-        if ignore.ignores(&relative(dir, &path), is_dir) {
+    for entry in walk::entries(dir) {
+        if entry.skipped() || rules.ignores(&entry.path, entry.is_dir) {
             continue;
         }
-        if is_file && (name.ends_with(".ts") || name.ends_with(".js")) {
-            out.push(path);
-        } else if is_dir && let Some(entries) = extension_entries(&path) {
+        if entry.is_file && (entry.name.ends_with(".ts") || entry.name.ends_with(".js")) {
+            out.push(entry.path);
+        } else if entry.is_dir
+            && let Some(entries) = extension_entries(&entry.path)
+        {
             out.extend(entries);
         }
     }
     out
-}
-
-/// `.gitignore`, `.ignore` and `.fdignore` rules met so far on the way down, each prefixed with
-/// its directory relative to the collection's root, as pi reads them.
-#[derive(Default)]
-struct Ignore {
-    lines: Vec<String>,
-    matcher: Option<ignore::gitignore::Gitignore>,
-}
-
-impl Ignore {
-    fn add_dir(&mut self, dir: &Path, root: &Path) {
-        let rel = relative(root, dir);
-        let prefix = if rel.is_empty() {
-            String::new()
-        } else {
-            format!("{rel}/")
-        };
-        let before = self.lines.len();
-        for name in [".gitignore", ".ignore", ".fdignore"] {
-            let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
-                continue;
-            };
-            for line in text.lines() {
-                if let Some(rule) = prefixed_rule(line, &prefix) {
-                    self.lines.push(rule);
-                }
-            }
-        }
-        if self.lines.len() != before {
-            let mut builder = ignore::gitignore::GitignoreBuilder::new("/");
-            for line in &self.lines {
-                // A rule the gitignore syntax refuses is skipped, as pi's `ignore` package skips it.
-                let _ = builder.add_line(None, line);
-            }
-            self.matcher = builder.build().ok();
-        }
-    }
-
-    fn ignores(&self, rel: &str, is_dir: bool) -> bool {
-        self.matcher
-            .as_ref()
-            .is_some_and(|m| m.matched(Path::new("/").join(rel), is_dir).is_ignore())
-    }
-}
-
-fn prefixed_rule(line: &str, prefix: &str) -> Option<String> {
-    let trimmed = line.trim();
-    if trimmed.is_empty() || (trimmed.starts_with('#') && !trimmed.starts_with("\\#")) {
-        return None;
-    }
-    let (negated, pattern) = match line.strip_prefix('!') {
-        Some(rest) => (true, rest),
-        None => (
-            false,
-            line.strip_prefix('\\').filter(|r| r.starts_with('!')).unwrap_or(line),
-        ),
-    };
-    let pattern = pattern.strip_prefix('/').unwrap_or(pattern);
-    let rule = format!("{prefix}{pattern}");
-    // Anchored at the collection root, as the `ignore` package pi uses reads a rule with a slash.
-    let rule = if prefix.is_empty() { rule } else { format!("/{rule}") };
-    Some(if negated { format!("!{rule}") } else { rule })
-}
-
-fn is_override(entry: &str) -> bool {
-    entry.starts_with('!') || entry.starts_with('+') || entry.starts_with('-')
-}
-
-fn has_glob(entry: &str) -> bool {
-    entry.contains('*') || entry.contains('?')
-}
-
-fn glob(pattern: &str) -> Option<GlobMatcher> {
-    GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-        .ok()
-        .map(|g| g.compile_matcher())
-}
-
-/// Whether `path` matches one of `patterns` (globs against the path relative to `base`, the
-/// file name and the absolute path; a `SKILL.md` also by its folder).
-fn matches_any(path: &Path, patterns: &[&str], base: &Path) -> bool {
-    let candidates = candidates(path, base);
-    patterns.iter().any(|pattern| {
-        let pattern = pattern.replace('\\', "/");
-        glob(&pattern).is_some_and(|m| candidates.iter().any(|c| m.is_match(c)))
-    })
-}
-
-fn candidates(path: &Path, base: &Path) -> Vec<String> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut out = vec![relative(base, path), name.clone(), posix(path)];
-    if name == "SKILL.md"
-        && let Some(parent) = path.parent()
-    {
-        out.push(relative(base, parent));
-        out.push(
-            parent
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        );
-        out.push(posix(parent));
-    }
-    out
-}
-
-/// Whether `path` is exactly one of `patterns` (relative to `base` or absolute; a `SKILL.md` also
-/// by its folder). `./` in front is ignored.
-fn matches_exact(path: &Path, patterns: &[&str], base: &Path) -> bool {
-    let name_is_skill = path.file_name().is_some_and(|n| n == "SKILL.md");
-    let mut candidates = vec![relative(base, path), posix(path)];
-    if name_is_skill && let Some(parent) = path.parent() {
-        candidates.push(relative(base, parent));
-        candidates.push(posix(parent));
-    }
-    patterns.iter().any(|pattern| {
-        let pattern = pattern.strip_prefix("./").unwrap_or(pattern).replace('\\', "/");
-        candidates.contains(&pattern)
-    })
-}
-
-/// pi's pattern rules over `all`: plain patterns include (all when there are none), `!pattern`
-/// excludes, `+path` forces an exact path back in, `-path` forces it out.
-pub(crate) fn apply_patterns(all: &[PathBuf], patterns: &[String], base: &Path) -> Vec<PathBuf> {
-    let mut includes = Vec::new();
-    let mut excludes = Vec::new();
-    let mut force_in = Vec::new();
-    let mut force_out = Vec::new();
-    for pattern in patterns {
-        if let Some(p) = pattern.strip_prefix('+') {
-            force_in.push(p);
-        } else if let Some(p) = pattern.strip_prefix('-') {
-            force_out.push(p);
-        } else if let Some(p) = pattern.strip_prefix('!') {
-            excludes.push(p);
-        } else {
-            includes.push(pattern.as_str());
-        }
-    }
-    let mut result: Vec<PathBuf> = if includes.is_empty() {
-        all.to_vec()
-    } else {
-        all.iter()
-            .filter(|p| matches_any(p, &includes, base))
-            .cloned()
-            .collect()
-    };
-    if !excludes.is_empty() {
-        result.retain(|p| !matches_any(p, &excludes, base));
-    }
-    if !force_in.is_empty() {
-        for path in all {
-            if !result.contains(path) && matches_exact(path, &force_in, base) {
-                result.push(path.clone());
-            }
-        }
-    }
-    if !force_out.is_empty() {
-        result.retain(|p| !matches_exact(p, &force_out, base));
-    }
-    result
 }
 
 #[cfg(test)]
@@ -664,41 +431,6 @@ mod tests {
     }
 
     #[test]
-    fn force_exclude_wins_over_force_include() {
-        let root = Path::new("/p");
-        let all = vec![root.join("a.md"), root.join("b.md")];
-        let patterns = ["+a.md", "-a.md", "!b.md"].map(str::to_owned);
-        assert!(apply_patterns(&all, &patterns, root).is_empty());
-        let patterns = ["-./b.md".to_owned()];
-        assert_eq!(apply_patterns(&all, &patterns, root), vec![root.join("a.md")]);
-    }
-
-    proptest::proptest! {
-        /// Whatever the patterns, the result is a subset of the files, without duplicates, and a
-        /// `-path` is never in it.
-        #[test]
-        fn patterns_only_narrow(
-            names in proptest::collection::vec("[ab]{1,2}\\.md", 1..6),
-            patterns in proptest::collection::vec("[!+-]?[ab*]{1,2}(\\.md)?", 0..5),
-        ) {
-            let root = Path::new("/p");
-            let mut all: Vec<PathBuf> = names.iter().map(|n| root.join(n)).collect();
-            all.dedup();
-            all.sort();
-            all.dedup();
-            let result = apply_patterns(&all, &patterns, root);
-            proptest::prop_assert!(result.iter().all(|p| all.contains(p)));
-            let mut unique = result.clone();
-            unique.sort();
-            unique.dedup();
-            proptest::prop_assert_eq!(unique.len(), result.len());
-            for pattern in patterns.iter().filter_map(|p| p.strip_prefix('-')) {
-                proptest::prop_assert!(!result.contains(&root.join(pattern)));
-            }
-        }
-    }
-
-    #[test]
     fn ignore_files_are_honoured() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
@@ -709,10 +441,21 @@ mod tests {
         write(root, "prompts/sub/.ignore", "x.md\n");
         write(root, "prompts/sub/x.md", "");
         write(root, "prompts/sub/y.md", "");
+        write(root, "themes/.gitignore", "old.json\n");
+        write(root, "themes/old.json", "");
+        write(root, "themes/new.json", "");
+        write(root, "extensions/.ignore", "draft.ts\n");
+        write(root, "extensions/draft.ts", "");
+        write(root, "extensions/main.ts", "");
         let found = package_resources(root, None).unwrap();
         assert_eq!(
             rels(root, &found, ResourceKind::Prompts),
             on(&["prompts/ok.md", "prompts/sub/y.md"])
+        );
+        assert_eq!(rels(root, &found, ResourceKind::Themes), on(&["themes/new.json"]));
+        assert_eq!(
+            rels(root, &found, ResourceKind::Extensions),
+            on(&["extensions/main.ts"])
         );
     }
 }

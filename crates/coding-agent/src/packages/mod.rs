@@ -18,14 +18,12 @@
 mod collect;
 mod commands;
 mod manager;
-mod paths;
 mod source;
 
 pub use collect::ResourceKind;
 pub use commands::ChildOutput;
 pub use manager::{
-    ConfiguredPackage, PackageManager, PackageOrigin, PackageResource, PackageResources, ProgressFn, Scope,
-    UpdateSummary, resources,
+    ConfiguredPackage, PackageManager, PackageOrigin, PackageResource, PackageResources, ProgressFn, Scope, resources,
 };
 pub use source::{GitSource, NpmSource, PackageSource};
 

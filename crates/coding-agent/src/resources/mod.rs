@@ -11,12 +11,12 @@
 //! `--no-prompt-templates` keep only the command line's.
 
 mod frontmatter;
-mod patterns;
+pub(crate) mod patterns;
 mod prompt_templates;
 mod skills;
 mod source;
 mod system_files;
-mod walk;
+pub(crate) mod walk;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -31,6 +31,9 @@ pub use system_files::SystemPromptFiles;
 
 use walk::SkillDirMode;
 
+use crate::config::SettingsError;
+use crate::paths;
+
 /// The `skills` and `prompts` entries of one `settings.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResourceSettings {
@@ -41,13 +44,10 @@ pub struct ResourceSettings {
 }
 
 impl ResourceSettings {
-    /// The entries of the settings file at `path` (none when it is missing or unreadable; the
-    /// settings loader reports broken files). Blocking.
-    pub fn read(path: &Path) -> Self {
-        let value: serde_json::Value = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default();
+    /// The entries of the settings file at `path` (none when it is missing), read with the
+    /// settings loader's reader: a file that is not a JSON object is its error. Blocking.
+    pub fn read(path: &Path) -> Result<Self, SettingsError> {
+        let value = crate::config::read_object(path)?.unwrap_or_default();
         let strings = |key: &str| -> Vec<String> {
             value
                 .get(key)
@@ -55,10 +55,10 @@ impl ResourceSettings {
                 .map(|items| items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
                 .unwrap_or_default()
         };
-        ResourceSettings {
+        Ok(ResourceSettings {
             skills: strings("skills"),
             prompts: strings("prompts"),
-        }
+        })
     }
 }
 
@@ -84,6 +84,12 @@ pub struct ResourceOptions {
     pub global_settings: ResourceSettings,
     /// The project's `.pi/settings.json` entries (relative to `.pi/`).
     pub project_settings: ResourceSettings,
+    /// The global `settings.json` to read [`ResourceOptions::global_settings`] from when the
+    /// resources are loaded (off the async runtime; its entries replace the field's).
+    pub global_settings_file: Option<PathBuf>,
+    /// The project's `.pi/settings.json`, read into [`ResourceOptions::project_settings`] the same
+    /// way.
+    pub project_settings_file: Option<PathBuf>,
     /// `--skill` paths (relative to the working directory).
     pub skill_paths: Vec<String>,
     /// `--prompt-template` paths (relative to the working directory).
@@ -114,6 +120,21 @@ pub struct Resources {
     pub prompts: Vec<PromptTemplate>,
     /// Collisions of the templates.
     pub prompt_diagnostics: Vec<Diagnostic>,
+}
+
+impl ResourceOptions {
+    /// Reads the settings files named in [`ResourceOptions::global_settings_file`] and
+    /// [`ResourceOptions::project_settings_file`] into the entries (and forgets the paths, so a
+    /// reload does not read them again). Blocking.
+    pub fn read_settings_files(&mut self) -> Result<(), SettingsError> {
+        if let Some(path) = self.global_settings_file.take() {
+            self.global_settings = ResourceSettings::read(&path)?;
+        }
+        if let Some(path) = self.project_settings_file.take() {
+            self.project_settings = ResourceSettings::read(&path)?;
+        }
+        Ok(())
+    }
 }
 
 impl Resources {
@@ -172,7 +193,7 @@ impl Accumulator {
     fn resolved(mut self) -> Vec<Found> {
         self.0.sort_by_key(|f| f.rank);
         let mut seen = HashSet::new();
-        self.0.retain(|f| seen.insert(walk::canonical(&f.path)));
+        self.0.retain(|f| seen.insert(paths::canonical(&f.path)));
         self.0
     }
 }
@@ -208,7 +229,7 @@ fn add_settings_entries(
     let (plain, pats): (Vec<&String>, Vec<&String>) = entries.iter().partition(|e| !patterns::is_pattern(e));
     let pats: Vec<&str> = pats.iter().map(|s| s.as_str()).collect();
     for entry in plain {
-        for file in files_of(&walk::resolve_from(base, entry, home), kind) {
+        for file in files_of(&paths::resolve_from_base(entry, base, home), kind) {
             let enabled = patterns::enabled_by_patterns(&file, &pats, base);
             acc.add(file, meta, enabled, rank);
         }
@@ -257,7 +278,7 @@ fn discovered(options: &ResourceOptions, kind: Kind) -> Vec<Found> {
         add_settings_entries(&mut acc, &global_entries, kind, agent_dir, &home, &local_user, 2);
     }
     let auto_project = Metadata::new("auto", "project", Some(project_base.clone()));
-    let user_agents = walk::normalize(&home.join(".agents").join("skills"));
+    let user_agents = paths::normalize(&home.join(".agents").join("skills"));
     let project_files = match kind {
         Kind::Skills => {
             let mut files = walk::skill_files(&project_base.join("skills"), SkillDirMode::Pi);
@@ -311,18 +332,18 @@ fn paths_to_load(options: &ResourceOptions, kind: Kind) -> (Vec<PathBuf>, Vec<(P
     let mut paths = Vec::new();
     let mut seen = HashSet::new();
     let enabled = found.iter().filter(|f| f.enabled && !disabled).map(|f| f.path.clone());
-    let from_cli = cli.iter().map(|p| walk::resolve_from(&options.cwd, p, &home));
+    let from_cli = cli.iter().map(|p| paths::resolve_from_base(p, &options.cwd, &home));
     // pi merges the extensions' paths after everything else it loaded.
     let from_extensions: Vec<(PathBuf, Metadata)> = extension
         .iter()
         .map(|extra| {
-            let path = walk::resolve_from(&options.cwd, &extra.path.to_string_lossy(), &home);
+            let path = paths::resolve_from_base(&extra.path.to_string_lossy(), &options.cwd, &home);
             (path, extra.metadata.clone())
         })
         .collect();
     let extension_paths = from_extensions.iter().map(|(path, _)| path.clone());
     for path in enabled.chain(from_cli).chain(extension_paths) {
-        if seen.insert(walk::canonical(&path)) {
+        if seen.insert(paths::canonical(&path)) {
             paths.push(path);
         }
     }
@@ -346,7 +367,7 @@ fn lookup(metadata: &[(PathBuf, Metadata)], file: &Path) -> Option<SourceInfo> {
 }
 
 fn is_under(path: &Path, root: &Path) -> bool {
-    walk::normalize(path).starts_with(walk::normalize(root))
+    paths::normalize(path).starts_with(paths::normalize(root))
 }
 
 fn load_skills(options: &ResourceOptions) -> (Vec<Skill>, Vec<Diagnostic>) {
@@ -391,7 +412,7 @@ fn load_skills(options: &ResourceOptions) -> (Vec<Skill>, Vec<Diagnostic>) {
             let (skill, warnings) = skills::load_skill_file(&file, info_for(&file));
             diagnostics.extend(warnings);
             let Some(skill) = skill else { continue };
-            let real = walk::canonical(&skill.file_path);
+            let real = paths::canonical(&skill.file_path);
             if real_paths.contains(&real) {
                 continue;
             }

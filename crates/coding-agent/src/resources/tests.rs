@@ -10,7 +10,7 @@ struct Sandbox {
 impl Sandbox {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let root = walk::canonical(dir.path());
+        let root = paths::canonical(dir.path());
         let home = root.join("home");
         let agent = home.join(".pi/agent");
         let cwd = root.join("repo/project");
@@ -54,57 +54,6 @@ fn skill_names(resources: &Resources) -> Vec<(&str, &str)> {
         .iter()
         .map(|s| (s.name.as_str(), s.description.as_str()))
         .collect()
-}
-
-#[test]
-fn skills_come_from_pis_locations_project_first() {
-    let s = Sandbox::new();
-    s.skill(&s.agent.join("skills"), "global", "g");
-    s.write(
-        &s.agent.join("skills/loose.md"),
-        "---\ndescription: a root .md file\n---\n",
-    );
-    s.skill(&s.home.join(".agents/skills"), "agents-home", "h");
-    s.write(&s.home.join(".agents/skills/ignored.md"), "---\ndescription: x\n---\n");
-    s.skill(&s.cwd.join(".pi/skills"), "project", "p");
-    s.skill(&s.cwd.join(".agents/skills"), "agents-cwd", "c");
-    s.skill(&s.cwd.join("../.agents/skills"), "agents-repo", "r");
-    s.skill(
-        &s.cwd.join("../../.agents/skills"),
-        "above-repo",
-        "not read: above the git root",
-    );
-    let resources = Resources::load(&s.options());
-    assert_eq!(
-        skill_names(&resources),
-        [
-            ("project", "p"),
-            ("agents-cwd", "c"),
-            ("agents-repo", "r"),
-            ("global", "g"),
-            // A root `.md` of pi's own skill directory: named after the directory it is in.
-            ("skills", "a root .md file"),
-            ("agents-home", "h"),
-        ]
-    );
-    let sources: Vec<(&str, &str, Option<&Path>)> = resources
-        .skills
-        .iter()
-        .map(|s| {
-            let m = &s.source_info.metadata;
-            (m.source.as_str(), m.scope.as_str(), m.base_dir.as_deref())
-        })
-        .collect();
-    assert_eq!(sources[0], ("auto", "project", Some(s.cwd.join(".pi").as_path())));
-    assert_eq!(sources[3], ("auto", "user", Some(s.agent.as_path())));
-    assert_eq!(
-        resources
-            .skill_diagnostics
-            .iter()
-            .map(|d| d.message.as_str())
-            .collect::<Vec<_>>(),
-        Vec::<&str>::new()
-    );
 }
 
 #[test]
@@ -156,6 +105,129 @@ fn settings_entries_add_and_exclude() {
     assert_eq!(skill_names(&resources), [("from-settings", "s"), ("wanted", "w")]);
     assert_eq!(resources.skills[0].source_info.metadata.source, "local");
     assert_eq!(resources.skills[0].source_info.metadata.base_dir, None);
+}
+
+#[test]
+fn settings_files_are_read_when_the_resources_load() {
+    let s = Sandbox::new();
+    s.skill(&s.home.join("claude-skills"), "from-settings", "s");
+    s.skill(&s.agent.join("skills"), "unwanted", "u");
+    s.write(&s.cwd.join(".pi/prompts/keep.md"), "keep");
+    s.write(&s.cwd.join(".pi/prompts/drop.md"), "drop");
+    let global = s.write(
+        &s.agent.join("settings.json"),
+        r#"{"skills": ["~/claude-skills", "!unwanted"]}"#,
+    );
+    let project = s.write(&s.cwd.join(".pi/settings.json"), r#"{"prompts": ["!drop.md"]}"#);
+    let mut options = ResourceOptions {
+        global_settings_file: Some(global.clone()),
+        project_settings_file: Some(project),
+        ..s.options()
+    };
+    options.read_settings_files().unwrap();
+    assert_eq!(options.global_settings_file, None);
+    let resources = Resources::load(&options);
+    assert_eq!(skill_names(&resources), [("from-settings", "s")]);
+    let prompts: Vec<&str> = resources.prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(prompts, ["keep"]);
+    // A broken file is the settings loader's error, not an empty list.
+    s.write(&global, "{\"skills\": [");
+    let mut options = ResourceOptions {
+        global_settings_file: Some(global.clone()),
+        ..s.options()
+    };
+    let error = options.read_settings_files().unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("Invalid settings in {}:", global.display())),
+        "{error}"
+    );
+    // A missing file has no entries.
+    let mut options = ResourceOptions {
+        global_settings_file: Some(s.agent.join("absent.json")),
+        ..s.options()
+    };
+    options.read_settings_files().unwrap();
+    assert_eq!(options.global_settings, ResourceSettings::default());
+}
+
+#[test]
+fn package_resources_come_after_the_global_ones_and_before_the_command_line() {
+    let s = Sandbox::new();
+    let package_root = s.home.join("pkgs/tools");
+    s.skill(&s.agent.join("skills"), "shared", "global");
+    let from_package = s.skill(&package_root.join("skills"), "shared", "package");
+    s.skill(&package_root.join("skills"), "packaged", "package");
+    s.skill(&s.cwd.join("cli"), "packaged", "command line");
+    s.skill(&s.cwd.join("cli"), "cli-only", "command line");
+    s.write(&s.agent.join("prompts/review.md"), "global");
+    s.write(&package_root.join("prompts/review.md"), "package");
+    s.write(&package_root.join("prompts/ship.md"), "package");
+    s.write(&s.cwd.join("ship.md"), "command line");
+    let metadata = Metadata::new("npm:tools", "user", Some(package_root.clone()));
+    let extra = |path: PathBuf| ExtraResource {
+        path,
+        metadata: metadata.clone(),
+    };
+    let options = ResourceOptions {
+        package_skills: vec![
+            extra(package_root.join("skills/shared")),
+            extra(package_root.join("skills/packaged")),
+        ],
+        package_prompts: vec![
+            extra(package_root.join("prompts/review.md")),
+            extra(package_root.join("prompts/ship.md")),
+        ],
+        skill_paths: vec!["cli".into()],
+        prompt_paths: vec!["ship.md".into()],
+        ..s.options()
+    };
+    let resources = Resources::load(&options);
+    assert_eq!(
+        skill_names(&resources),
+        [
+            ("shared", "global"),
+            ("packaged", "package"),
+            ("cli-only", "command line")
+        ]
+    );
+    assert_eq!(resources.skills[1].source_info.metadata, metadata);
+    let collisions: Vec<(&str, PathBuf, PathBuf)> = resources
+        .skill_diagnostics
+        .iter()
+        .filter_map(|d| {
+            let c = d.collision.as_ref()?;
+            Some((d.message.as_str(), c.winner_path.clone(), c.loser_path.clone()))
+        })
+        .collect();
+    assert_eq!(
+        collisions,
+        [
+            (
+                "name \"shared\" collision",
+                s.agent.join("skills/shared/SKILL.md"),
+                from_package
+            ),
+            (
+                "name \"packaged\" collision",
+                package_root.join("skills/packaged/SKILL.md"),
+                s.cwd.join("cli/packaged/SKILL.md")
+            ),
+        ]
+    );
+    let prompts: Vec<(&str, &str)> = resources
+        .prompts
+        .iter()
+        .map(|p| (p.name.as_str(), p.content.as_str()))
+        .collect();
+    assert_eq!(prompts, [("review", "global"), ("ship", "package")]);
+    let collisions: Vec<&str> = resources
+        .prompt_diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(collisions, ["name \"/review\" collision", "name \"/ship\" collision"]);
 }
 
 #[test]

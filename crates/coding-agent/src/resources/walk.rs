@@ -3,9 +3,11 @@
 //! pi's `ignore` matcher gets them), names starting with `.` and `node_modules` are skipped,
 //! symbolic links are followed. All blocking.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::paths::{normalize, posix};
 
 const IGNORE_FILE_NAMES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
 
@@ -81,11 +83,6 @@ fn prefix_pattern(line: &str, prefix: &str) -> Option<String> {
     Some(if negated { format!("!{prefixed}") } else { prefixed })
 }
 
-/// `path` with `/` separators.
-pub(crate) fn posix(path: &Path) -> String {
-    path.to_string_lossy().replace('\\', "/")
-}
-
 /// An entry of a directory listing: its path and what it is (links followed; broken links are
 /// left out).
 pub(crate) struct Entry {
@@ -93,6 +90,13 @@ pub(crate) struct Entry {
     pub(crate) path: PathBuf,
     pub(crate) is_dir: bool,
     pub(crate) is_file: bool,
+}
+
+impl Entry {
+    /// Names starting with `.` and `node_modules`: never walked into nor collected.
+    pub(crate) fn skipped(&self) -> bool {
+        self.name.starts_with('.') || self.name == "node_modules"
+    }
 }
 
 /// The entries of `dir`, sorted by name byte for byte (Node's `readdirSync` lists them so: libuv
@@ -158,7 +162,7 @@ fn skill_files_in(dir: &Path, root: &Path, mode: SkillDirMode, rules: &mut Ignor
         return;
     }
     for entry in &listing {
-        if entry.name.starts_with('.') || entry.name == "node_modules" {
+        if entry.skipped() {
             continue;
         }
         if mode == SkillDirMode::Pi
@@ -183,7 +187,7 @@ pub(crate) fn prompt_files(dir: &Path) -> Vec<PathBuf> {
     rules.add_dir(dir);
     entries(dir)
         .into_iter()
-        .filter(|e| !e.name.starts_with('.') && e.name != "node_modules")
+        .filter(|e| !e.skipped())
         .filter(|e| !rules.ignores(&e.path, false) && e.is_file && e.name.ends_with(".md"))
         .map(|e| e.path)
         .collect()
@@ -192,24 +196,30 @@ pub(crate) fn prompt_files(dir: &Path) -> Vec<PathBuf> {
 /// pi's `collectFiles`: every `.md` file under `dir`, recursively (a settings entry naming a
 /// prompts directory).
 pub(crate) fn markdown_files(dir: &Path) -> Vec<PathBuf> {
+    files_ending(dir, ".md")
+}
+
+/// pi's `collectFiles` for any extension: every file under `dir` whose name ends with `suffix`
+/// (`.md` prompts, `.json` themes), recursively.
+pub(crate) fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(dir);
     let mut out = Vec::new();
-    markdown_in(dir, &mut rules, &mut out);
+    files_ending_in(dir, suffix, &mut rules, &mut out);
     out
 }
 
-fn markdown_in(dir: &Path, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>) {
+fn files_ending_in(dir: &Path, suffix: &str, rules: &mut IgnoreRules, out: &mut Vec<PathBuf>) {
     if !dir.exists() {
         return;
     }
     rules.add_dir(dir);
     for entry in entries(dir) {
-        if entry.name.starts_with('.') || entry.name == "node_modules" || rules.ignores(&entry.path, entry.is_dir) {
+        if entry.skipped() || rules.ignores(&entry.path, entry.is_dir) {
             continue;
         }
         if entry.is_dir {
-            markdown_in(&entry.path, rules, out);
-        } else if entry.is_file && entry.name.ends_with(".md") {
+            files_ending_in(&entry.path, suffix, rules, out);
+        } else if entry.is_file && entry.name.ends_with(suffix) {
             out.push(entry.path);
         }
     }
@@ -241,45 +251,6 @@ pub(crate) fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
         }
     }
     dirs
-}
-
-/// `path` with `.` and `..` resolved lexically (Node's `path.resolve` without the working
-/// directory).
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push(component);
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// pi's path resolution for resource paths: a leading `~` is the home directory, a relative path
-/// is taken from `base`.
-pub(crate) fn resolve_from(base: &Path, input: &str, home: &Path) -> PathBuf {
-    let trimmed = input.trim();
-    let expanded = if trimmed == "~" {
-        home.to_path_buf()
-    } else if let Some(rest) = trimmed.strip_prefix("~/") {
-        home.join(rest)
-    } else if let Some(rest) = trimmed.strip_prefix('~') {
-        home.join(rest)
-    } else {
-        PathBuf::from(trimmed)
-    };
-    normalize(&base.join(expanded))
-}
-
-/// The path with links resolved, or itself when that fails (pi's `canonicalizePath`).
-pub(crate) fn canonical(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 #[cfg(test)]
@@ -342,6 +313,13 @@ mod tests {
         write(&root.join("notes.txt"), "x");
         assert_eq!(names(root, prompt_files(root)), ["review.md"]);
         assert_eq!(names(root, markdown_files(root)), ["review.md", "sub/deep.md"]);
+        write(&root.join("themes/dark.json"), "{}");
+        write(&root.join("themes/.gitignore"), "old.json\n");
+        write(&root.join("themes/old.json"), "{}");
+        assert_eq!(
+            names(root, files_ending(&root.join("themes"), ".json")),
+            ["themes/dark.json"]
+        );
     }
 
     #[test]
@@ -359,16 +337,5 @@ mod tests {
                 repo.join(".agents/skills")
             ]
         );
-    }
-
-    #[test]
-    fn resolution_expands_home_and_dots() {
-        let home = Path::new("/home/ada");
-        assert_eq!(
-            resolve_from(Path::new("/p/.pi"), "../skills", home),
-            Path::new("/p/skills")
-        );
-        assert_eq!(resolve_from(Path::new("/p"), "~/x", home), Path::new("/home/ada/x"));
-        assert_eq!(resolve_from(Path::new("/p"), "/abs", home), Path::new("/abs"));
     }
 }

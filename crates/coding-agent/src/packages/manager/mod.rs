@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use super::PackageError;
 use super::collect::{Found, ResourceKind};
 use super::commands::{ChildOutput, capture, run};
-use super::paths::{node_join, relative, resolve_from_base};
 use super::source::{GitSource, NpmSource, PackageSource};
+use crate::paths::{node_join, relative, resolve_from_base};
 
 mod resolve;
 mod update;
@@ -131,13 +131,6 @@ pub struct ConfiguredPackage {
     pub filtered: bool,
     /// Where it is installed, when it is.
     pub installed_path: Option<PathBuf>,
-}
-
-/// What `update` did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UpdateSummary {
-    /// The sources it updated (reinstalled or pulled).
-    pub updated: Vec<String>,
 }
 
 /// `npm root -g` as answered for one npm command line.

@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 
 use super::super::PackageError;
 use super::super::collect::{Found, ResourceKind, package_resources};
-use super::super::paths::{relative, resolve_from_base};
 use super::super::source::PackageSource;
 use super::{PackageManager, PackageOrigin, PackageResource, PackageResources, Scope, Snapshot, entry_source};
+use crate::paths::{relative, resolve_from_base};
 
 impl PackageManager {
     /// Every resource of every package of both scopes, enabled or not (`pi config` shows both);

@@ -7,15 +7,12 @@ use serde_json::Value;
 use super::super::PackageError;
 use super::super::commands::{ChildOutput, capture, run};
 use super::super::source::{GitSource, NpmSource, PackageSource};
-use super::{
-    PackageManager, Scope, Snapshot, UpdateSummary, ensure_gitignore, ensure_npm_project, entry_source, io_error,
-    strings,
-};
+use super::{PackageManager, Scope, Snapshot, ensure_gitignore, ensure_npm_project, entry_source, io_error, strings};
 
 impl PackageManager {
     /// `pi update [source]`: every unpinned npm and git package of both scopes (or the one
     /// matching `source`); nothing offline.
-    pub async fn update(&self, source: Option<&str>) -> Result<UpdateSummary, PackageError> {
+    pub async fn update(&self, source: Option<&str>) -> Result<(), PackageError> {
         let snapshot = self.snapshot().await?;
         let wanted = source.map(|s| self.identity(s, None));
         let mut targets = Vec::new();
@@ -40,9 +37,8 @@ impl PackageManager {
         {
             return Err(PackageError::NoMatchingPackage(no_match_message(source, &all)));
         }
-        let mut summary = UpdateSummary::default();
         if self.offline {
-            return Ok(summary);
+            return Ok(());
         }
         let mut npm_batches: [(Scope, Vec<(String, NpmSource)>); 2] =
             [(Scope::User, Vec::new()), (Scope::Project, Vec::new())];
@@ -86,14 +82,12 @@ impl PackageManager {
                 args.extend(["--prefix", &root_text]);
                 self.npm(&snapshot, &args, None).await?;
             }
-            summary.updated.extend(batch.into_iter().map(|(source, _)| source));
         }
         for (source, git, scope) in gits {
             self.say(&format!("Updating {source}..."));
             self.update_git(&snapshot, &git, scope).await?;
-            summary.updated.push(source);
         }
-        Ok(summary)
+        Ok(())
     }
 
     pub(super) async fn installed_npm_version(path: &Path) -> Option<String> {

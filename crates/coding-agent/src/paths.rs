@@ -1,30 +1,42 @@
 //! Path arithmetic as pi does it with Node's `path`: resolving lexically (`..` removed without
-//! touching the disk), `~` expansion, and relative paths between two absolute ones.
+//! touching the disk), `~` expansion, and relative paths between two absolute ones. Shared by
+//! packages and resources (one copy, so the two cannot drift).
 
 use std::path::{Component, Path, PathBuf};
 
 /// `path` made absolute against `base` and normalized lexically (`.` and `..` removed), as Node's
 /// `path.resolve(base, path)`.
 pub(crate) fn resolve_lexically(base: &Path, path: &Path) -> PathBuf {
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        base.join(path)
-    };
+    let out = normalize(&base.join(path));
+    if out.as_os_str().is_empty() {
+        return PathBuf::from("/");
+    }
+    out
+}
+
+/// `path` with `.` and `..` removed lexically: `..` above the root stays at the root; a relative
+/// path keeps the `..` it cannot remove.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
-    for component in joined.components() {
+    for component in path.components() {
         match component {
-            Component::ParentDir => {
-                out.pop();
-            }
             Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
             other => out.push(other.as_os_str()),
         }
     }
-    if out.as_os_str().is_empty() {
-        out.push("/");
-    }
     out
+}
+
+/// The path with links resolved, or itself when that fails (pi's `canonicalizePath`).
+pub(crate) fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// `base` joined with `rest` as Node's `path.join` does: `rest` never replaces `base`, even when
@@ -89,6 +101,12 @@ mod tests {
         assert_eq!(resolve_from_base(" ~/pkgs ", base, home), Path::new("/home/ada/pkgs"));
         assert_eq!(resolve_from_base("~", base, home), home);
         assert_eq!(resolve_from_base("./p", base, home), Path::new("/home/ada/project/p"));
+        assert_eq!(
+            resolve_from_base("../skills", Path::new("/p/.pi"), home),
+            Path::new("/p/skills")
+        );
+        assert_eq!(resolve_from_base("/abs", base, home), Path::new("/abs"));
+        assert_eq!(normalize(Path::new("a/../../b/./c")), Path::new("../b/c"));
     }
 
     #[test]
