@@ -14,6 +14,7 @@ mod package_setup;
 mod packages;
 mod resources_header;
 mod sessions;
+mod terminal;
 
 pub use args::{Args, ArgsError, Mode};
 pub use error::CliError;
@@ -357,12 +358,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
 
 /// Whether this run is the full-screen interactive mode.
 fn uses_tui(args: &Args, io: &Io) -> bool {
-    args.mode() == Mode::Text && !args.print && io.interactive && !dumb_terminal()
-}
-
-/// `TERM=dumb` (or unset): the line mode, not the full interface.
-pub(crate) fn dumb_terminal() -> bool {
-    matches!(std::env::var("TERM").as_deref(), Err(_) | Ok("dumb") | Ok(""))
+    args.mode() == Mode::Text && !args.print && io.interactive && !terminal::dumb_terminal()
 }
 
 /// `pi --demo` on a terminal: the interactive mode on the demo's session; whatever the user sends,

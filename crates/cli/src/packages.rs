@@ -442,7 +442,8 @@ async fn run_config(agent_dir: Option<PathBuf>, cwd: Option<PathBuf>) -> i32 {
             return 1;
         }
     };
-    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal() && !crate::dumb_terminal();
+    let terminal =
+        std::io::stdin().is_terminal() && std::io::stdout().is_terminal() && !crate::terminal::dumb_terminal();
     if terminal {
         return match crate::config_selector::run(&manager, &resources).await {
             Ok(()) => 0,
