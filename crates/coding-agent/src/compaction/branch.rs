@@ -120,27 +120,21 @@ pub fn collect_entries_for_branch_summary(
     let Some(old_leaf) = old_leaf else {
         return BranchEntries::default();
     };
-    let old_path: std::collections::HashSet<&str> = store
-        .branch_path(old_leaf)
-        .map(|path| path.iter().map(|e| e.id.as_str()).collect())
-        .unwrap_or_default();
+    // The store's walk is cycle-safe (a damaged file may close a loop of parent ids): keep its
+    // path and clone what lies below the common ancestor, never walking parent ids by hand.
+    let old_path = store.branch_path(old_leaf).unwrap_or_default();
+    let on_old_path: std::collections::HashSet<&str> = old_path.iter().map(|e| e.id.as_str()).collect();
     let common_ancestor_id = store.branch_path(target_id).ok().and_then(|path| {
         path.iter()
             .rev()
-            .find(|e| old_path.contains(e.id.as_str()))
+            .find(|e| on_old_path.contains(e.id.as_str()))
             .map(|e| e.id.clone())
     });
-    let mut entries = Vec::new();
-    let mut current = Some(old_leaf.to_owned());
-    while let Some(id) = current {
-        if common_ancestor_id.as_deref() == Some(id.as_str()) {
-            break;
-        }
-        let Some(entry) = store.entry(&id) else { break };
-        entries.push(entry.clone());
-        current = entry.parent_id.clone();
-    }
-    entries.reverse();
+    let start = common_ancestor_id
+        .as_deref()
+        .and_then(|ancestor| old_path.iter().position(|e| e.id == ancestor))
+        .map_or(0, |position| position + 1);
+    let entries = old_path[start..].iter().map(|e| (*e).clone()).collect();
     BranchEntries {
         entries,
         common_ancestor_id,
