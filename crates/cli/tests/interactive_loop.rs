@@ -107,6 +107,26 @@ impl Write for Vt {
     }
 }
 
+/// The interactive loop of `app` on a virtual terminal of `size`, in a task of its own: the
+/// screen, the keyboard, the loop's exit code.
+fn start(
+    app: &App,
+    options: InteractiveOptions,
+    size: (u16, u16),
+) -> (Vt, mpsc::UnboundedSender<Event>, tokio::task::JoinHandle<i32>) {
+    let vt = Vt::new(size.0, size.1);
+    let (keys, events) = mpsc::unbounded_channel();
+    let term = Terminal {
+        out: vt.clone(),
+        size,
+        events,
+        probe: Some(vt.probe()),
+    };
+    let app = app.clone();
+    let run = tokio::spawn(async move { run_with_terminal(&app, options, term).await });
+    (vt, keys, run)
+}
+
 fn nz(n: u16) -> std::num::NonZeroU16 {
     std::num::NonZeroU16::new(n).unwrap()
 }
@@ -192,20 +212,12 @@ async fn resizing_while_a_response_streams_keeps_the_scrollback_intact() {
     // Scrollback included: a word may have scrolled off the screen by the time it is looked for.
     let shown = |vt: &Vt, word: &str| vt.history().iter().any(|row| row.split_whitespace().any(|w| w == word));
     let app = app_streaming(dir.path(), &faux, held(&faux, allowed), &[]);
-    let vt = Vt::new(60, 20);
-    let (keys, events) = mpsc::unbounded_channel();
-    let term = Terminal {
-        out: vt.clone(),
-        size: (60, 20),
-        events,
-        probe: Some(vt.probe()),
-    };
     let session = app.session().clone();
     let options = InteractiveOptions {
         header: vec!["pi test".into()],
         ..Default::default()
     };
-    let run = tokio::spawn(async move { run_with_terminal(&app, options, term).await });
+    let (vt, keys, run) = start(&app, options, (60, 20));
 
     type_line(&keys, "hello there");
     wait_for("the answer to start streaming", || shown(&vt, "word10")).await;
@@ -281,15 +293,7 @@ async fn a_pending_preview_is_applied_from_the_keyboard() {
         faux_assistant_text("Please review the preview."),
     ]);
     let app = app(dir.path(), &faux, &["ast_edit"]);
-    let vt = Vt::new(80, 30);
-    let (keys, events) = mpsc::unbounded_channel();
-    let term = Terminal {
-        out: vt.clone(),
-        size: (80, 30),
-        events,
-        probe: Some(vt.probe()),
-    };
-    let run = tokio::spawn(async move { run_with_terminal(&app, InteractiveOptions::default(), term).await });
+    let (vt, keys, run) = start(&app, InteractiveOptions::default(), (80, 30));
 
     type_line(&keys, "rename it");
     wait_for("the pending banner", || {
@@ -329,16 +333,7 @@ async fn slash_commands_tree_fork_session_model_and_new() {
         faux_assistant_text("Answer three."),
     ]);
     let app = app(dir.path(), &faux, &[]);
-    let vt = Vt::new(100, 40);
-    let (keys, events) = mpsc::unbounded_channel();
-    let term = Terminal {
-        out: vt.clone(),
-        size: (100, 40),
-        events,
-        probe: Some(vt.probe()),
-    };
-    let looped = app.clone();
-    let run = tokio::spawn(async move { run_with_terminal(&looped, InteractiveOptions::default(), term).await });
+    let (vt, keys, run) = start(&app, InteractiveOptions::default(), (100, 40));
     let idle = |vt: &Vt| !vt.screen().contains("Working");
 
     type_line(&keys, "first question");
@@ -442,16 +437,7 @@ async fn templates_and_skill_commands_expand_in_the_editor() {
     faux.set_responses([faux_assistant_text("Reviewed."), faux_assistant_text("Hello!")]);
     let app = app(&project, &faux, &[]);
     app.session().set_resources(Arc::new(resources));
-    let vt = Vt::new(100, 40);
-    let (keys, events) = mpsc::unbounded_channel();
-    let term = Terminal {
-        out: vt.clone(),
-        size: (100, 40),
-        events,
-        probe: Some(vt.probe()),
-    };
-    let looped = app.clone();
-    let run = tokio::spawn(async move { run_with_terminal(&looped, InteractiveOptions::default(), term).await });
+    let (vt, keys, run) = start(&app, InteractiveOptions::default(), (100, 40));
     let idle = |vt: &Vt| !vt.screen().contains("Working");
 
     type_line(&keys, "/review src/main.rs");
@@ -508,20 +494,11 @@ async fn an_extension_command_typed_in_the_editor_runs_and_help_lists_it() {
             .push(format!("Extension error ({}): {}", error.extension(), error.message()));
     }));
     let extensions = Arc::new(extensions);
-    let vt = Vt::new(80, 30);
-    let (keys, events) = mpsc::unbounded_channel();
-    let term = Terminal {
-        out: vt.clone(),
-        size: (80, 30),
-        events,
-        probe: Some(vt.probe()),
-    };
     let options = InteractiveOptions {
         extensions: Some(extensions.clone()),
         ..InteractiveOptions::default()
     };
-    let running = app.clone();
-    let run = tokio::spawn(async move { run_with_terminal(&running, options, term).await });
+    let (vt, keys, run) = start(&app, options, (80, 30));
 
     type_line(&keys, "/greet Ada");
     wait_for("the greeting entry", || {
@@ -569,16 +546,7 @@ async fn tree_summarizes_the_branch_left_with_custom_instructions() {
         }),
     ]);
     let app = app(dir.path(), &faux, &[]);
-    let vt = Vt::new(100, 40);
-    let (keys, events) = mpsc::unbounded_channel();
-    let term = Terminal {
-        out: vt.clone(),
-        size: (100, 40),
-        events,
-        probe: Some(vt.probe()),
-    };
-    let looped = app.clone();
-    let run = tokio::spawn(async move { run_with_terminal(&looped, InteractiveOptions::default(), term).await });
+    let (vt, keys, run) = start(&app, InteractiveOptions::default(), (100, 40));
     let idle = |vt: &Vt| !vt.screen().contains("Working");
     type_line(&keys, "first question");
     wait_for("answer one", || vt.screen().contains("Answer one.") && idle(&vt)).await;
@@ -640,6 +608,52 @@ async fn tree_summarizes_the_branch_left_with_custom_instructions() {
 
     keys.send(Event::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)))
         .unwrap();
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
+        .unwrap();
+    assert_eq!(run.await.unwrap(), 0);
+}
+
+/// `branchSummary.skipPrompt`: `/tree` moves at once, without asking "Summarize branch?" and
+/// without a summary request.
+#[tokio::test(flavor = "multi_thread")]
+async fn tree_with_skip_prompt_navigates_without_asking() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    faux.set_responses([faux_assistant_text("Answer one."), faux_assistant_text("Answer two.")]);
+    let app = app(dir.path(), &faux, &[]);
+    app.set_branch_summary_settings(pi_coding_agent::compaction::BranchSummarySettings {
+        skip_prompt: true,
+        ..Default::default()
+    });
+    let (vt, keys, run) = start(&app, InteractiveOptions::default(), (100, 40));
+    let idle = |vt: &Vt| !vt.screen().contains("Working");
+    type_line(&keys, "first question");
+    wait_for("answer one", || vt.screen().contains("Answer one.") && idle(&vt)).await;
+    type_line(&keys, "second question");
+    wait_for("answer two", || vt.screen().contains("Answer two.") && idle(&vt)).await;
+
+    type_line(&keys, "/tree");
+    wait_for("the tree picker", || {
+        vt.screen().contains("Continue from an earlier message")
+    })
+    .await;
+    keys.send(key(KeyCode::Up)).unwrap();
+    keys.send(key(KeyCode::Enter)).unwrap();
+    wait_for("the move", || vt.screen().contains("Navigated to selected point")).await;
+    let everything = vt.history().join("\n") + &vt.screen();
+    assert!(!everything.contains("Summarize branch?"), "{everything}");
+    assert!(vt.screen().contains("> first question"), "{}", vt.screen());
+    assert_eq!(app.session().agent().messages().len(), 0);
+    assert_eq!(faux.call_count(), 2, "no summary request");
+    let branch_summaries = app.with_store(|store| {
+        store
+            .entries()
+            .iter()
+            .filter(|e| e.entry_type() == "branch_summary")
+            .count()
+    });
+    assert_eq!(branch_summaries, 0);
+
     keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
         .unwrap();
     assert_eq!(run.await.unwrap(), 0);

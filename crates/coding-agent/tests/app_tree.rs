@@ -13,7 +13,7 @@ use pi_agent_core::{AgentMessage, ContentBlock, UserContent};
 use pi_coding_agent::compaction::{
     BeforeTree, BeforeTreeEvent, BranchSummarySettings, SuppliedBranchSummary, TreeEvent, TreeHook,
 };
-use pi_coding_agent::{App, AppError, NavigateOptions, convert_to_llm};
+use pi_coding_agent::{App, AppError, NavigateOptions, NavigateOutcome, convert_to_llm};
 use pi_session_store::{EntryKind, SessionManager};
 use serde_json::{Value, json};
 
@@ -304,16 +304,7 @@ async fn a_hook_can_cancel_the_navigation() {
         seen: seen.clone(),
     }));
     let leaf = app.with_store(|store| store.leaf_id().unwrap().to_owned());
-    let outcome = app
-        .navigate_tree(
-            &id(3),
-            NavigateOptions {
-                summarize: true,
-                ..NavigateOptions::default()
-            },
-        )
-        .await
-        .unwrap();
+    let outcome = app.navigate_tree(&id(3), summarize()).await.unwrap();
     assert!(outcome.cancelled && !outcome.aborted);
     assert_eq!(app.with_store(|store| store.leaf_id().unwrap().to_owned()), leaf);
     assert_eq!(faux.call_count(), 0);
@@ -345,16 +336,7 @@ async fn a_hook_can_supply_the_summary_and_change_the_label() {
         },
         seen: seen.clone(),
     }));
-    let outcome = app
-        .navigate_tree(
-            &id(7),
-            NavigateOptions {
-                summarize: true,
-                ..NavigateOptions::default()
-            },
-        )
-        .await
-        .unwrap();
+    let outcome = app.navigate_tree(&id(7), summarize()).await.unwrap();
     assert_eq!(faux.call_count(), 0, "the hook's summary, no model call");
     let entry = outcome.summary_entry.unwrap();
     let EntryKind::BranchSummary(summary) = &entry.kind else {
@@ -383,36 +365,82 @@ async fn a_hook_can_supply_the_summary_and_change_the_label() {
     assert!(text_of(&last).ends_with("<summary>\nHook summary.</summary>"));
 }
 
+/// Navigation options asking for a summary.
+fn summarize() -> NavigateOptions {
+    NavigateOptions {
+        summarize: true,
+        ..NavigateOptions::default()
+    }
+}
+
+/// `count` summary answers of 550 characters (at the rate of `faux`), each saying on the channel
+/// when it was asked for.
+fn slow_summaries(faux: &FauxModel, count: usize) -> std::sync::mpsc::Receiver<()> {
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+    let started_tx = Arc::new(Mutex::new(started_tx));
+    faux.set_responses((0..count).map(|_| {
+        let started_tx = started_tx.clone();
+        FauxResponse::factory(move |_| {
+            let _ = started_tx.lock().unwrap().send(());
+            faux_assistant_text("never used ".repeat(50))
+        })
+    }));
+    started_rx
+}
+
+/// A navigation to `<entry target>` with a summary, in a task of its own.
+fn spawn_summarized(app: &App, target: usize) -> tokio::task::JoinHandle<Result<NavigateOutcome, AppError>> {
+    let app = app.clone();
+    tokio::spawn(async move { app.navigate_tree(&id(target), summarize()).await })
+}
+
+/// Until the summary request of a navigation reached the model (at most 10 s).
+async fn wait_for_summary(app: &App, started_rx: &std::sync::mpsc::Receiver<()>) {
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while !app.is_summarizing_branch() || started_rx.try_recv().is_err() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the summary request never started");
+}
+
+/// A second navigation while one summarizes used to take over the abort slot (aborting then
+/// missed the first) and cleared it when done; a dropped navigation left it set for good.
+#[tokio::test]
+async fn one_navigation_at_a_time_and_a_dropped_one_frees_its_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = faux_at(Some(2.0));
+    let app = pi_session(dir.path(), &faux, 11);
+    let started_rx = slow_summaries(&faux, 2);
+    let first = spawn_summarized(&app, 3);
+    wait_for_summary(&app, &started_rx).await;
+    let second = app.navigate_tree(&id(7), summarize()).await;
+    assert!(matches!(second, Err(AppError::Navigating)), "{second:?}");
+    assert!(app.is_summarizing_branch());
+    app.abort_branch_summary();
+    let outcome = first.await.unwrap().unwrap();
+    assert!(outcome.cancelled && outcome.aborted);
+    assert!(!app.is_summarizing_branch());
+    // A navigation whose future is dropped mid-summary frees the slot.
+    let dropped = spawn_summarized(&app, 3);
+    wait_for_summary(&app, &started_rx).await;
+    dropped.abort();
+    assert!(dropped.await.unwrap_err().is_cancelled());
+    assert!(!app.is_summarizing_branch());
+}
+
 #[tokio::test]
 async fn an_aborted_summary_leaves_everything_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     // Two chunks a second: the summary streams for a minute.
     let faux = faux_at(Some(2.0));
     let app = pi_session(dir.path(), &faux, 11);
-    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
-    let started_tx = Mutex::new(started_tx);
-    faux.set_responses([FauxResponse::factory(move |_| {
-        let _ = started_tx.lock().unwrap().send(());
-        faux_assistant_text("never used ".repeat(50))
-    })]);
+    let started_rx = slow_summaries(&faux, 1);
     let leaf = app.with_store(|store| store.leaf_id().unwrap().to_owned());
     let entries = app.with_store(|store| store.entries().len());
-    let running = {
-        let app = app.clone();
-        tokio::spawn(async move {
-            app.navigate_tree(
-                &id(3),
-                NavigateOptions {
-                    summarize: true,
-                    ..NavigateOptions::default()
-                },
-            )
-            .await
-        })
-    };
-    while !app.is_summarizing_branch() || started_rx.try_recv().is_err() {
-        tokio::task::yield_now().await;
-    }
+    let running = spawn_summarized(&app, 3);
+    wait_for_summary(&app, &started_rx).await;
     app.abort_branch_summary();
     let outcome = running.await.unwrap().unwrap();
     assert!(outcome.cancelled && outcome.aborted);
@@ -431,16 +459,7 @@ async fn a_failed_summary_is_pis_error_and_nothing_moves() {
     faux.set_responses([failed]);
     let app = pi_session(dir.path(), &faux, 11);
     let leaf = app.with_store(|store| store.leaf_id().unwrap().to_owned());
-    let error = app
-        .navigate_tree(
-            &id(3),
-            NavigateOptions {
-                summarize: true,
-                ..NavigateOptions::default()
-            },
-        )
-        .await
-        .unwrap_err();
+    let error = app.navigate_tree(&id(3), summarize()).await.unwrap_err();
     assert!(matches!(error, AppError::BranchSummary(_)));
     assert_eq!(error.to_string(), "503 overloaded");
     assert_eq!(app.with_store(|store| store.leaf_id().unwrap().to_owned()), leaf);

@@ -55,14 +55,12 @@ impl App {
 
     /// Whether a compaction is running.
     pub fn is_compacting(&self) -> bool {
-        lock(&self.inner.compaction.running).is_some()
+        self.inner.compaction.running.is_active()
     }
 
     /// Aborts the running compaction, if any.
     pub fn abort_compaction(&self) {
-        if let Some(cancel) = lock(&self.inner.compaction.running).as_ref() {
-            cancel.cancel();
-        }
+        self.inner.compaction.running.cancel();
     }
 
     /// Adds a hook asked before every compaction and told after it.
@@ -252,17 +250,12 @@ impl App {
         instructions: Option<&str>,
         will_retry: bool,
     ) -> Result<CompactionResult, CompactionError> {
-        let cancel = CancellationToken::new();
-        {
-            let mut running = lock(&self.inner.compaction.running);
-            if running.is_some() {
-                return Err(CompactionError::Busy);
-            }
-            *running = Some(cancel.clone());
-        }
+        let Some(running) = self.inner.compaction.running.try_start() else {
+            return Err(CompactionError::Busy);
+        };
         self.inner.session.emit(&SessionEvent::CompactionStart { reason });
-        let outcome = self.compaction_steps(reason, instructions, &cancel).await;
-        *lock(&self.inner.compaction.running) = None;
+        let outcome = self.compaction_steps(reason, instructions, running.token()).await;
+        drop(running);
         match &outcome {
             Ok(result) => self.emit_end(reason, Some(result.clone()), false, will_retry, None),
             Err(error) => {

@@ -50,6 +50,9 @@ pub enum AppError {
     /// The branch summary request failed (the model's error).
     #[error("{0}")]
     BranchSummary(String),
+    /// Another navigation of the session tree (and its branch summary) is under way.
+    #[error("Already navigating the session tree; wait for it or abort its summary")]
+    Navigating,
     /// Listing the sessions was interrupted (its blocking task panicked or was cancelled).
     #[error("listing sessions was interrupted: {0}")]
     Interrupted(#[from] tokio::task::JoinError),

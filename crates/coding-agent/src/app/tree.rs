@@ -65,14 +65,12 @@ impl App {
     /// Aborts the branch summary being asked for, if any (pi's `abortBranchSummary`): the
     /// navigation ends cancelled and aborted, nothing moved.
     pub fn abort_branch_summary(&self) {
-        if let Some(cancel) = lock(&self.inner.compaction.branch_summary).as_ref() {
-            cancel.cancel();
-        }
+        self.inner.compaction.branch_summary.cancel();
     }
 
     /// Whether a branch summary is being asked for.
     pub fn is_summarizing_branch(&self) -> bool {
-        lock(&self.inner.compaction.branch_summary).is_some()
+        self.inner.compaction.branch_summary.is_active()
     }
 
     /// pi's `/tree` without a summary: see [`App::navigate_tree`]; returns the editor text.
@@ -109,6 +107,10 @@ impl App {
         if agent.is_streaming() {
             return Err(AppError::Busy(AgentError::AlreadyResetting));
         }
+        // One navigation at a time: a second one would take over the abort of the first.
+        let Some(navigation) = self.inner.compaction.branch_summary.try_start() else {
+            return Err(AppError::Navigating);
+        };
         let (target, branch) = self.with_store(|store| {
             let target = store
                 .entry(target_id)
@@ -127,11 +129,7 @@ impl App {
             replace_instructions: options.replace_instructions,
             label: options.label.clone(),
         };
-        let cancel = CancellationToken::new();
-        *lock(&self.inner.compaction.branch_summary) = Some(cancel.clone());
-        let outcome = self.navigate_steps(&target, &mut preparation, &cancel).await;
-        *lock(&self.inner.compaction.branch_summary) = None;
-        outcome
+        self.navigate_steps(&target, &mut preparation, navigation.token()).await
     }
 
     async fn navigate_steps(

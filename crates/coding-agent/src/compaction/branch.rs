@@ -5,14 +5,12 @@
 //! `branch_summary` entry at the navigation target.
 
 use pi_agent_core::{AgentMessage, ContentBlock, StopReason};
-use pi_session_store::{
-    EntryKind, SessionEntry, SessionManager, branch_summary_message, compaction_summary_message, custom_message,
-};
+use pi_session_store::{EntryKind, SessionEntry, SessionManager, compaction_summary_message};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::prepare::FileOps;
-use super::summary::{Summarizer, format_file_operations, serialize_conversation};
+use super::prepare::{FileOps, entry_message};
+use super::summary::{Summarizer, conversation_block, format_file_operations, with_focus};
 use super::tokens::estimate_tokens;
 
 /// Put before the model's answer in a branch summary.
@@ -102,7 +100,7 @@ impl BranchSummarySettings {
 
 /// The entries a navigation leaves behind (pi's `collectEntriesForBranchSummary`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct BranchEntries {
+pub(crate) struct BranchEntries {
     /// From the entry after the common ancestor to the old leaf, oldest first.
     pub entries: Vec<SessionEntry>,
     /// The deepest entry on both the old and the target branch; `None` when they share none.
@@ -112,7 +110,7 @@ pub struct BranchEntries {
 /// The entries from `old_leaf` back to the deepest entry it shares with the branch of
 /// `target_id` (not included), oldest first. Compactions and earlier branch summaries on the way
 /// are included (their summaries become context). Nothing without an old leaf.
-pub fn collect_entries_for_branch_summary(
+pub(crate) fn collect_entries_for_branch_summary(
     store: &SessionManager,
     old_leaf: Option<&str>,
     target_id: &str,
@@ -120,27 +118,21 @@ pub fn collect_entries_for_branch_summary(
     let Some(old_leaf) = old_leaf else {
         return BranchEntries::default();
     };
-    let old_path: std::collections::HashSet<&str> = store
-        .branch_path(old_leaf)
-        .map(|path| path.iter().map(|e| e.id.as_str()).collect())
-        .unwrap_or_default();
+    // The store's walk is cycle-safe (a damaged file may close a loop of parent ids): keep its
+    // path and clone what lies below the common ancestor, never walking parent ids by hand.
+    let old_path = store.branch_path(old_leaf).unwrap_or_default();
+    let on_old_path: std::collections::HashSet<&str> = old_path.iter().map(|e| e.id.as_str()).collect();
     let common_ancestor_id = store.branch_path(target_id).ok().and_then(|path| {
         path.iter()
             .rev()
-            .find(|e| old_path.contains(e.id.as_str()))
+            .find(|e| on_old_path.contains(e.id.as_str()))
             .map(|e| e.id.clone())
     });
-    let mut entries = Vec::new();
-    let mut current = Some(old_leaf.to_owned());
-    while let Some(id) = current {
-        if common_ancestor_id.as_deref() == Some(id.as_str()) {
-            break;
-        }
-        let Some(entry) = store.entry(&id) else { break };
-        entries.push(entry.clone());
-        current = entry.parent_id.clone();
-    }
-    entries.reverse();
+    let start = common_ancestor_id
+        .as_deref()
+        .and_then(|ancestor| old_path.iter().position(|e| e.id == ancestor))
+        .map_or(0, |position| position + 1);
+    let entries = old_path[start..].iter().map(|e| (*e).clone()).collect();
     BranchEntries {
         entries,
         common_ancestor_id,
@@ -149,14 +141,12 @@ pub fn collect_entries_for_branch_summary(
 
 /// What of the abandoned entries the summary request holds (pi's `prepareBranchEntries`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PreparedBranch {
+pub(crate) struct PreparedBranch {
     /// The messages summarized, oldest first.
     pub messages: Vec<AgentMessage>,
     /// The files read and modified: the messages' `read`, `write`, `edit` calls and the lists of
     /// the branch summaries among the entries (cumulative).
     pub file_ops: FileOps,
-    /// The estimate of `messages`.
-    pub total_tokens: u64,
 }
 
 /// The message an abandoned entry gives the summary: tool results give none (the call says
@@ -164,37 +154,25 @@ pub struct PreparedBranch {
 fn branch_entry_message(entry: &SessionEntry) -> Option<AgentMessage> {
     match &entry.kind {
         EntryKind::Message(AgentMessage::ToolResult(_)) => None,
-        EntryKind::Message(message) => Some(message.clone()),
-        EntryKind::CustomMessage(custom) => Some(custom_message(custom, &entry.timestamp)),
-        EntryKind::BranchSummary(b) => Some(branch_summary_message(&b.summary, &b.from_id, &entry.timestamp)),
         EntryKind::Compaction(c) => Some(compaction_summary_message(
             &c.summary,
             c.tokens_before,
             &entry.timestamp,
         )),
-        _ => None,
+        _ => entry_message(entry),
     }
 }
 
 /// Walks `entries` newest first, keeping messages while their estimates fit `token_budget` (0: no
 /// limit); a compaction or branch summary that does not fit is still kept while less than 90 % of
 /// the budget is used. File operations come from every entry, kept or not.
-pub fn prepare_branch_entries(entries: &[SessionEntry], token_budget: u64) -> PreparedBranch {
+pub(crate) fn prepare_branch_entries(entries: &[SessionEntry], token_budget: u64) -> PreparedBranch {
     let mut file_ops = FileOps::default();
     for entry in entries {
         if let EntryKind::BranchSummary(summary) = &entry.kind
             && summary.from_hook != Some(true)
-            && let Some(details) = &summary.details
         {
-            let names = |key: &str| -> Vec<String> {
-                details
-                    .get(key)
-                    .and_then(Value::as_array)
-                    .map(|files| files.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-                    .unwrap_or_default()
-            };
-            file_ops.read.extend(names("readFiles"));
-            file_ops.edited.extend(names("modifiedFiles"));
+            file_ops.add_details(summary.details.as_ref());
         }
     }
     let mut messages = Vec::new();
@@ -209,7 +187,6 @@ pub fn prepare_branch_entries(entries: &[SessionEntry], token_budget: u64) -> Pr
             let is_summary = matches!(entry.kind, EntryKind::Compaction(_) | EntryKind::BranchSummary(_));
             if is_summary && (total_tokens as f64) < token_budget as f64 * 0.9 {
                 messages.push(message);
-                total_tokens += tokens;
             }
             break;
         }
@@ -217,11 +194,7 @@ pub fn prepare_branch_entries(entries: &[SessionEntry], token_budget: u64) -> Pr
         total_tokens += tokens;
     }
     messages.reverse();
-    PreparedBranch {
-        messages,
-        file_ops,
-        total_tokens,
-    }
+    PreparedBranch { messages, file_ops }
 }
 
 /// A branch summary (pi's `generateBranchSummary` result).
@@ -274,13 +247,10 @@ impl Summarizer {
         }
         let instructions = match custom_instructions.filter(|i| !i.is_empty()) {
             Some(custom) if replace_instructions => custom.to_owned(),
-            Some(custom) => format!("{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {custom}"),
+            Some(custom) => with_focus(BRANCH_SUMMARY_PROMPT, custom),
             None => BRANCH_SUMMARY_PROMPT.to_owned(),
         };
-        let prompt = format!(
-            "<conversation>\n{}\n</conversation>\n\n{instructions}",
-            serialize_conversation(&prepared.messages)
-        );
+        let prompt = conversation_block(&prepared.messages) + &instructions;
         let response = self.complete(prompt, BRANCH_SUMMARY_MAX_TOKENS, false, cancel).await;
         if cancel.is_cancelled() || response.stop_reason == StopReason::Aborted {
             return Err(BranchSummaryError::Aborted);

@@ -23,11 +23,13 @@ mod state;
 mod summary;
 mod tokens;
 
+pub(crate) use branch::collect_entries_for_branch_summary;
 pub use branch::{
-    BRANCH_SUMMARY_MAX_TOKENS, BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, BranchEntries, BranchSummaryError,
-    BranchSummaryResult, BranchSummarySettings, PreparedBranch, collect_entries_for_branch_summary,
-    prepare_branch_entries,
+    BRANCH_SUMMARY_MAX_TOKENS, BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, BranchSummaryError, BranchSummaryResult,
+    BranchSummarySettings,
 };
+#[cfg(test)]
+pub(crate) use branch::{BranchEntries, prepare_branch_entries};
 pub use hook::{
     BeforeCompact, BeforeCompactEvent, BeforeTree, BeforeTreeEvent, CompactionHook, SuppliedBranchSummary, TreeEvent,
     TreeHook, TreePreparation,

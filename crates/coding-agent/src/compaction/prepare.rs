@@ -33,6 +33,23 @@ pub struct FileOps {
 }
 
 impl FileOps {
+    /// Adds the `readFiles` (read) and `modifiedFiles` (edited) lists of an earlier summary's
+    /// `details`, as pi carries them from one compaction or branch summary to the next.
+    pub fn add_details(&mut self, details: Option<&Value>) {
+        let Some(details) = details else { return };
+        let names = |key: &str| {
+            details
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+        };
+        self.read.extend(names("readFiles"));
+        self.edited.extend(names("modifiedFiles"));
+    }
+
     /// Adds the `path` of every `read`, `write` and `edit` call of an assistant message.
     pub fn add_message(&mut self, message: &AgentMessage) {
         let Some(assistant) = message.as_assistant() else {
@@ -91,7 +108,7 @@ pub struct Protected {
 }
 
 /// The message an entry gives the summarizer (compactions give none).
-fn entry_message(entry: &SessionEntry) -> Option<AgentMessage> {
+pub(super) fn entry_message(entry: &SessionEntry) -> Option<AgentMessage> {
     match &entry.kind {
         EntryKind::Message(message) => Some(message.clone()),
         EntryKind::CustomMessage(custom) => Some(custom_message(custom, &entry.timestamp)),
@@ -289,23 +306,8 @@ pub fn prepare_compaction(
     let mut file_ops = FileOps::default();
     if let Some((_, c)) = previous
         && c.from_hook != Some(true)
-        && let Some(details) = &c.details
     {
-        let list = |name: &str| {
-            details
-                .get(name)
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default()
-        };
-        file_ops.read.extend(list("readFiles"));
-        file_ops.edited.extend(list("modifiedFiles"));
+        file_ops.add_details(c.details.as_ref());
     }
     for message in messages_to_summarize.iter().chain(&turn_prefix_messages) {
         file_ops.add_message(message);

@@ -327,12 +327,9 @@ impl Summarizer {
             SUMMARIZATION_PROMPT.to_owned()
         };
         if let Some(instructions) = instructions.filter(|i| !i.is_empty()) {
-            base = format!("{base}\n\nAdditional focus: {instructions}");
+            base = with_focus(&base, instructions);
         }
-        let mut prompt = format!(
-            "<conversation>\n{}\n</conversation>\n\n",
-            serialize_conversation(messages)
-        );
+        let mut prompt = conversation_block(messages);
         if let Some(previous) = previous {
             prompt.push_str(&format!("<previous-summary>\n{previous}\n</previous-summary>\n\n"));
         }
@@ -348,10 +345,7 @@ impl Summarizer {
         cancel: &CancellationToken,
     ) -> Result<String, CompactionError> {
         let max_tokens = (0.5 * reserve_tokens as f64).floor() as u64;
-        let prompt = format!(
-            "<conversation>\n{}\n</conversation>\n\n{TURN_PREFIX_SUMMARIZATION_PROMPT}",
-            serialize_conversation(messages)
-        );
+        let prompt = conversation_block(messages) + TURN_PREFIX_SUMMARIZATION_PROMPT;
         self.text(prompt, max_tokens, cancel, "Turn prefix summarization").await
     }
 
@@ -401,4 +395,18 @@ impl Summarizer {
             details: Some(json!({"readFiles": read_files, "modifiedFiles": modified_files})),
         })
     }
+}
+
+/// The serialized `messages` as every summary request opens: `<conversation>…</conversation>`
+/// and a blank line.
+pub(super) fn conversation_block(messages: &[AgentMessage]) -> String {
+    format!(
+        "<conversation>\n{}\n</conversation>\n\n",
+        serialize_conversation(messages)
+    )
+}
+
+/// A summary prompt with the user's instructions after it, as pi adds them.
+pub(super) fn with_focus(prompt: &str, instructions: &str) -> String {
+    format!("{prompt}\n\nAdditional focus: {instructions}")
 }

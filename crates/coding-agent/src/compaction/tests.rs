@@ -370,3 +370,43 @@ fn file_lists_accumulate_from_earlier_branch_summaries_but_not_from_hooks() {
         (vec!["r.txt".to_owned()], vec!["e.rs".to_owned(), "m.txt".to_owned()])
     );
 }
+
+/// A damaged file whose parent ids close a loop (`a` ↔ `b`): collecting the abandoned entries
+/// used to walk parent ids by hand and never ended, so `/tree` hung.
+#[test]
+fn branch_entries_end_on_a_cyclic_damaged_file() {
+    let line = |id: &str, parent: Option<&str>| {
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "user", "content": id, "timestamp": 1}})
+        .to_string()
+    };
+    let header = json!({"type": "session", "version": 3, "id": "s1",
+        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"});
+    let text = format!(
+        "{header}\n{}\n{}\n{}\n{}\n",
+        line("r", None),
+        line("a", Some("b")),
+        line("b", Some("a")),
+        line("s", Some("s"))
+    );
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+    let (store, _) = SessionManager::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let ids = |leaf: &str| -> Vec<String> {
+            collect_entries_for_branch_summary(&store, Some(leaf), "r")
+                .entries
+                .into_iter()
+                .map(|e| e.id)
+                .collect()
+        };
+        let _ = tx.send((ids("b"), ids("s")));
+    });
+    let (cyclic, self_parented) = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("collecting the branch entries did not end"));
+    assert_eq!(cyclic, ["a", "b"]);
+    assert_eq!(self_parented, ["s"]);
+}

@@ -229,7 +229,7 @@ impl Screen {
                 if self.retry.is_some() =>
             {
                 self.retry = None;
-                self.loader = Loader::new("Working…", &self.theme).with_hint("esc to interrupt");
+                self.loader = working_loader(&self.theme);
             }
             _ => {}
         }
@@ -240,7 +240,7 @@ impl Screen {
     /// (the agent has them, or they were cleared by an abort).
     pub fn set_running(&mut self, running: bool) {
         if running && !self.running {
-            self.loader = Loader::new("Working…", &self.theme).with_hint("esc to interrupt");
+            self.loader = working_loader(&self.theme);
         }
         if !running {
             self.queued.clear();
@@ -561,6 +561,11 @@ impl std::fmt::Debug for Screen {
             .field("dialogs", &self.dialogs.len())
             .finish_non_exhaustive()
     }
+}
+
+/// The loader of a run: pi's `Working…` with the Esc hint.
+fn working_loader(theme: &Theme) -> Loader {
+    Loader::new("Working…", theme).with_hint("esc to interrupt")
 }
 
 fn indent(mut line: Line) -> Line {
