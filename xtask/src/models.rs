@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail, ensure};
+use pi_test_support::pi073;
 use serde_json::{Map, Value};
 
 /// The generated file, under the workspace root.
@@ -90,26 +91,23 @@ pub fn parse(args: &[String]) -> Result<Options> {
     Ok(options)
 }
 
-/// pi-ai's directory: `--pi-ai`, else `$PI_AI_DIR`, else the `pi-ai` beside `$PI_073_DIR` (pi's
-/// coding-agent package, as `record-pi` takes it).
-fn pi_ai_dir(options: &Options) -> Result<PathBuf> {
+/// pi-ai's directory: `--pi-ai`, else `$PI_AI_DIR`, else the `pi-ai` installed with pi's
+/// coding-agent package as `record-pi` and the tests find it (`pi_test_support::pi073`): beside it
+/// (npm's flat `node_modules`), else below it.
+fn pi_ai_dir(options: &Options) -> PathBuf {
     if let Some(dir) = &options.pi_ai {
-        return Ok(dir.clone());
+        return dir.clone();
     }
     if let Some(dir) = std::env::var_os("PI_AI_DIR") {
-        return Ok(dir.into());
+        return dir.into();
     }
-    if let Some(pi) = std::env::var_os("PI_073_DIR") {
-        return Ok(Path::new(&pi).with_file_name("pi-ai"));
+    let pi = pi073::package_dir(&pi073::process_env);
+    let beside = pi.with_file_name("pi-ai");
+    if beside.join("package.json").is_file() {
+        beside
+    } else {
+        pi.join("node_modules/@mariozechner/pi-ai")
     }
-    bail!("where is pi-ai 0.73.1? pass --pi-ai <node_modules/@mariozechner/pi-ai> (or set PI_AI_DIR)")
-}
-
-fn package_version(dir: &Path) -> Result<String> {
-    let path = dir.join("package.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
-    let json: Value = serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;
-    Ok(json["version"].as_str().unwrap_or_default().to_owned())
 }
 
 /// Runs Node on the package and returns its JSON dump.
@@ -139,8 +137,9 @@ fn dump(node: &Path, dir: &Path) -> Result<String> {
 /// not know, or (with `--check`) the committed file differs.
 pub fn run_command(root: &Path, args: &[String]) -> Result<()> {
     let options = parse(args)?;
-    let dir = pi_ai_dir(&options)?;
-    let version = package_version(&dir)?;
+    let dir = pi_ai_dir(&options);
+    let version = pi073::package_version(&dir)
+        .context("where is pi-ai 0.73.1? pass --pi-ai <node_modules/@mariozechner/pi-ai> (or set PI_AI_DIR)")?;
     if version != PI_AI_VERSION {
         bail!(
             "{} is pi-ai {version}; the catalog comes from pi-ai {PI_AI_VERSION}",
@@ -166,7 +165,7 @@ pub fn run_command(root: &Path, args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The first lines of the generated file; the catalog's unit test checks them.
+/// The first lines of the generated file (`models::tests` checks the committed catalog has them).
 pub fn header(version: &str) -> String {
     format!(
         "// Longer than 800 lines on purpose: generated data, one line per model.\n\
@@ -351,6 +350,17 @@ mod tests {
              thinking_level_map: &[(\"off\", None), (\"xhigh\", Some(\"max\"))], headers: &[(\"User-Agent\", \"x/1\")], \
              compat: Some(\"{\\\"supportsStore\\\":false,\\\"maxTokensField\\\":\\\"max_tokens\\\"}\") },\n"
         ), "{text}");
+    }
+
+    #[test]
+    fn the_committed_catalog_has_the_generated_header() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(OUTPUT);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with(&header(PI_AI_VERSION)),
+            "{} has another header",
+            path.display()
+        );
     }
 
     #[test]

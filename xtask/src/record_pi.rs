@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use pi_test_support::conformance::{Program, Scenario, run, scenarios, write_goldens};
+use pi_test_support::pi073;
 
 /// Where the scenarios are, under the workspace root.
 pub const SCENARIOS: &str = "crates/cli/tests/data/conformance";
@@ -52,13 +53,6 @@ pub fn parse(args: &[String]) -> Result<Options> {
     Ok(options)
 }
 
-fn package_version(pi: &Path) -> Result<String> {
-    let path = pi.join("package.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
-    let json: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;
-    Ok(json["version"].as_str().unwrap_or_default().to_owned())
-}
-
 /// `cargo xtask record-pi`.
 ///
 /// # Errors
@@ -66,11 +60,10 @@ fn package_version(pi: &Path) -> Result<String> {
 /// written.
 pub fn run_command(root: &Path, args: &[String]) -> Result<()> {
     let options = parse(args)?;
-    let pi = options
-        .pi
-        .or_else(|| std::env::var_os("PI_073_DIR").map(PathBuf::from))
-        .context("where is pi 0.73.1? pass --pi <node_modules/@mariozechner/pi-coding-agent> (or set PI_073_DIR)")?;
-    let version = package_version(&pi)?;
+    let pi = options.pi.unwrap_or_else(|| pi073::package_dir(&pi073::process_env));
+    let version = pi073::package_version(&pi).context(
+        "where is pi 0.73.1? pass --pi <node_modules/@mariozechner/pi-coding-agent> (or set PI_073_PACKAGE)",
+    )?;
     if version != PI_VERSION {
         bail!(
             "{} is pi {version}; the goldens come from pi {PI_VERSION}",

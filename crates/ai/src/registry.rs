@@ -106,8 +106,9 @@ pub fn env_var_for_provider(provider: &str) -> Option<&'static str> {
 
 /// Every variable a built-in provider's key is read from, in pi-ai 0.73.1's order of precedence:
 /// the first one set (and not empty) is the key. Empty for providers pi-ai reads no key variable
-/// for (`amazon-bedrock` and `google-vertex` credentials are found otherwise, see
-/// [`ModelRegistry::has_auth`]; `openai-codex` needs a login).
+/// for (`amazon-bedrock`, whose AWS credentials are found otherwise, see
+/// [`ModelRegistry::has_auth`]; `openai-codex`, which needs a login). `google-vertex` reads
+/// `GOOGLE_CLOUD_API_KEY`, and without it also takes Application Default Credentials.
 ///
 /// ```
 /// assert_eq!(pi_ai::env_vars_for_provider("anthropic"), ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"]);
@@ -117,14 +118,10 @@ pub fn env_vars_for_provider(provider: &str) -> &'static [&'static str] {
     builtin::env_keys(provider)
 }
 
-/// The built-in providers, in pi-ai's order: name, default wire API and default base URL (those
-/// of its first model; a `models.json` model of that provider inherits them), and the
-/// variables its key is read from.
+/// The built-in providers, in pi-ai's order: name and the variables its key is read from.
 pub fn builtin_providers() -> impl Iterator<Item = BuiltinProvider> {
     builtin::providers().iter().map(|provider| BuiltinProvider {
         name: provider.name,
-        api: provider.api,
-        base_url: provider.base_url,
         env_vars: provider.env_keys,
     })
 }
@@ -137,10 +134,6 @@ pub const CATALOG_SOURCE_VERSION: &str = builtin::SOURCE_VERSION;
 pub struct BuiltinProvider {
     /// Name, as in `models.json` and `provider/id`.
     pub name: &'static str,
-    /// Default wire API.
-    pub api: &'static str,
-    /// Default base URL (empty for `azure-openai-responses`, which needs one configured).
-    pub base_url: &'static str,
     /// The variables its key is read from, first set wins.
     pub env_vars: &'static [&'static str],
 }
@@ -413,9 +406,13 @@ impl ModelRegistry {
     /// assert!(!registry.is_available(registry.find("anthropic", "claude-sonnet-4-5").unwrap()));
     /// ```
     pub fn is_available(&self, model: &Model) -> bool {
-        self.api_key_for(&model.provider).is_some()
-            || self.has_ambient_credentials(&model.provider)
-            || is_local_url(&model.base_url)
+        self.reachable(model, |provider| self.api_key_for(provider).is_some())
+    }
+
+    /// The one availability rule: the provider has a key (`has_key`, the caller's notion of one)
+    /// or ambient cloud credentials, or the model runs on this machine.
+    fn reachable(&self, model: &Model, has_key: impl FnOnce(&str) -> bool) -> bool {
+        has_key(&model.provider) || self.has_ambient_credentials(&model.provider) || is_local_url(&model.base_url)
     }
 
     /// Every model [`ModelRegistry::is_available`] accepts, in registry order, with each provider's
@@ -432,10 +429,11 @@ impl ModelRegistry {
         self.models
             .iter()
             .filter(|model| {
-                let provider_ok = *providers.entry(model.provider.as_str()).or_insert_with(|| {
-                    self.api_key_for(&model.provider).is_some() || self.has_ambient_credentials(&model.provider)
-                });
-                provider_ok || is_local_url(&model.base_url)
+                self.reachable(model, |provider| {
+                    *providers
+                        .entry(model.provider.as_str())
+                        .or_insert_with(|| self.api_key_for(provider).is_some())
+                })
             })
             .collect()
     }
@@ -454,15 +452,14 @@ impl ModelRegistry {
     /// assert!(!registry.has_auth(registry.find("openai", "gpt-5.1").unwrap()));
     /// ```
     pub fn has_auth(&self, model: &Model) -> bool {
-        let configured = self
-            .providers
-            .get(&model.provider)
-            .and_then(|settings| settings.api_key.as_deref())
-            .is_some_and(|value| !value.is_empty());
-        configured
-            || self.env_key(&model.provider).is_some()
-            || self.has_ambient_credentials(&model.provider)
-            || is_local_url(&model.base_url)
+        self.reachable(model, |provider| {
+            let configured = self
+                .providers
+                .get(provider)
+                .and_then(|settings| settings.api_key.as_deref())
+                .is_some_and(|value| !value.is_empty());
+            configured || self.env_key(provider).is_some()
+        })
     }
 
     /// The provider's key from the first of its variables that is set ([`env_vars_for_provider`]).

@@ -562,3 +562,40 @@ fn aws_and_google_cloud_credentials_count_as_auth_without_a_key() {
     std::fs::remove_file(&adc).unwrap();
     assert!(!vertex.is_available(gemini), "without the ADC file");
 }
+
+#[test]
+fn available_is_every_model_is_available_accepts() {
+    let temp = tempfile::tempdir().unwrap();
+    let home = temp.path();
+    let adc = home.join(".config/gcloud/application_default_credentials.json");
+    std::fs::create_dir_all(adc.parent().unwrap()).unwrap();
+    std::fs::write(&adc, "{}").unwrap();
+    let home_text = home.display().to_string();
+    let json = r#"{"providers": {"local": {"baseUrl": "http://127.0.0.1:8080/v1", "api": "openai-completions",
+        "models": [{"id": "llama"}]}, "corp": {"baseUrl": "https://llm.example", "api": "openai-completions",
+        "apiKey": "CORP_KEY", "models": [{"id": "m"}]}}}"#;
+    let cases: [&[(&str, &str)]; 4] = [
+        &[("AWS_PROFILE", "dev")],
+        &[("GOOGLE_CLOUD_PROJECT", "p"), ("GOOGLE_CLOUD_LOCATION", "us-central1")],
+        &[("GROQ_API_KEY", "k"), ("CORP_KEY", "c")],
+        &[],
+    ];
+    let mut providers_seen = std::collections::BTreeSet::new();
+    for vars in cases {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .chain([("HOME".to_owned(), home_text.clone())])
+            .collect();
+        let registry = ModelRegistry::from_json(json, "models.json")
+            .unwrap()
+            .with_env(move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()));
+        let available: Vec<&pi_ai::Model> = registry.available();
+        let filtered: Vec<&pi_ai::Model> = registry.all().iter().filter(|m| registry.is_available(m)).collect();
+        assert_eq!(available, filtered);
+        providers_seen.extend(available.iter().map(|m| m.provider.clone()));
+    }
+    for provider in ["amazon-bedrock", "google-vertex", "groq", "corp", "local"] {
+        assert!(providers_seen.contains(provider), "{provider} was never available");
+    }
+}

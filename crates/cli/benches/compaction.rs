@@ -6,8 +6,9 @@
 //! (`VmHWM` of the process, read before it exits), the compactions, and the tokens sent in all
 //! (every request, summaries included: what a user pays for).
 //!
-//! pi is measured when Node.js and a runnable pi 0.73.1 package are found (`$PI_073_PACKAGE`, as
-//! the tests find it, with its dependencies installed); otherwise its last recorded figures are
+//! pi is measured when Node.js and a runnable pi 0.73.1 package are found (`$PI_073_PACKAGE`, else
+//! `.ci/pi073/node_modules/@mariozechner/pi-coding-agent`, as the tests find it, with its
+//! dependencies installed); otherwise its last recorded figures are
 //! printed, labelled as such. `cargo bench -p pi-cli --bench compaction` runs 2 000 turns
 //! (`PI_BENCH_TURNS` for another count); `cargo test --benches` runs 30 turns of ours as a smoke
 //! test.
@@ -22,8 +23,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};
 use pi_test_support::sandbox::Sandbox;
-use pi_test_support::{MockServer, Reply, openai};
+use pi_test_support::{MockServer, Reply, openai, pi073};
 use serde_json::{Value, json};
 
 const CONTEXT_WINDOW: u64 = 16_000;
@@ -167,15 +169,15 @@ fn session(runtime: &tokio::runtime::Runtime, program: &Path, leading: &[&str], 
     }
 }
 
-/// Node.js and pi 0.73.1's `dist/cli.js` when both are there and pi runs.
-fn pi_073() -> Option<(PathBuf, PathBuf)> {
-    let package = std::env::var_os("PI_073_PACKAGE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi073/node_modules/@mariozechner/pi-coding-agent")
-        });
+/// Node.js and pi 0.73.1's `dist/cli.js` when both are there and pi runs: the package is
+/// [`pi073::package`], Node.js is found and checked as pi finds it
+/// (`pi_coding_agent::custom_tools::node`).
+fn pi_073(runtime: &tokio::runtime::Runtime) -> Option<(PathBuf, PathBuf)> {
+    let package = pi073::package(&pi073::process_env).ok()?;
     let cli = package.join("dist/cli.js");
-    let node = std::env::var_os("PI_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
+    let node = find_node(&pi073::process_env, &cli).ok()?;
+    let version = runtime.block_on(node_version(&node)).ok()?;
+    check_version(version, &node, &cli).ok()?;
     let version = Command::new(&node)
         .arg(&cli)
         .arg("--version")
@@ -218,7 +220,7 @@ fn main() {
     if !full {
         return;
     }
-    match pi_073() {
+    match pi_073(&runtime) {
         Some((node, cli)) => {
             let cli = cli.display().to_string();
             let theirs = session(&runtime, &node, &[cli.as_str()], turns);

@@ -26,8 +26,9 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};
 use pi_test_support::sandbox::{Sandbox, text};
-use pi_test_support::{MockServer, openai};
+use pi_test_support::{MockServer, openai, pi073};
 use serde_json::{Value, json};
 
 /// pi 0.73.1's figures, measured with this bench on 2026-11-26 (Node v20.20.2, 15 runs, a 2-core
@@ -77,24 +78,19 @@ impl Program {
     }
 }
 
-/// Node.js when it is there and new enough for pi's extensions (20.6).
-fn node() -> Option<PathBuf> {
-    let node = std::env::var_os("PI_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
-    let output = Command::new(&node).arg("--version").output().ok()?;
-    let version = String::from_utf8_lossy(&output.stdout);
-    let mut parts = version.trim().trim_start_matches('v').split('.');
-    let major: u32 = parts.next()?.parse().ok()?;
-    let minor: u32 = parts.next()?.parse().ok()?;
-    (output.status.success() && (major, minor) >= (20, 6)).then_some(node)
+/// Node.js when it is there and new enough for a TypeScript extension, found and checked as pi
+/// finds it (`pi_coding_agent::custom_tools::node`).
+fn node(runtime: &tokio::runtime::Runtime) -> Option<PathBuf> {
+    let entry = Path::new("hello.ts");
+    let node = find_node(&pi073::process_env, entry).ok()?;
+    let version = runtime.block_on(node_version(&node)).ok()?;
+    check_version(version, &node, entry).ok().map(|()| node)
 }
 
-/// pi 0.73.1's package directory when its `cli.js` runs under `node` and says 0.73.1.
+/// pi 0.73.1's package directory ([`pi073::package`]) when its `cli.js` runs under `node` and says
+/// 0.73.1.
 fn pi_073(node: &Path) -> Option<PathBuf> {
-    let package = std::env::var_os("PI_073_PACKAGE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi073/node_modules/@mariozechner/pi-coding-agent")
-        });
+    let package = pi073::package(&pi073::process_env).ok()?;
     let version = Command::new(node)
         .arg(package.join("dist/cli.js"))
         .arg("--version")
@@ -215,7 +211,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let node = node();
+    let node = node(&runtime);
     let package = node.as_deref().and_then(pi_073);
     let ours_sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
     let extension = match (&node, &package) {

@@ -2,6 +2,7 @@
 
 use pi_agent_core::Model;
 use pi_ai::ModelRegistry;
+use pi_tools::{CaseTieBreak, collation_key};
 
 /// The `--list-models` table as pi 0.73.1 prints it: every callable model matching `search`
 /// (case-insensitive, in provider, id or name), sorted by provider then id the way JavaScript's
@@ -28,7 +29,13 @@ pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
             format!("No available model matches \"{search}\".\n")
         };
     }
-    models.sort_by_cached_key(|m| (collation_key(&m.provider), collation_key(&m.id)));
+    // As pi: `a.provider.localeCompare(b.provider)`, then the same of the ids.
+    models.sort_by_cached_key(|m| {
+        (
+            collation_key(&m.provider, CaseTieBreak::LowerFirst),
+            collation_key(&m.id, CaseTieBreak::LowerFirst),
+        )
+    });
     let rows: Vec<[String; 6]> = models
         .iter()
         .map(|m| {
@@ -56,34 +63,6 @@ pub fn list_models(registry: &ModelRegistry, search: &str) -> String {
         out.push('\n');
     }
     out
-}
-
-/// The characters of printable ASCII in the order ICU's root collation (JavaScript's
-/// `localeCompare` in Node) gives them; letters compare without case first.
-const COLLATION_ORDER: &str = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz";
-
-/// The sort key of `text` under JavaScript's `a.localeCompare(b)` for the ids and provider names
-/// pi sorts: each character's primary weight (punctuation, then digits, then letters in any
-/// case), then lower case before upper case, then the code points.
-fn collation_key(text: &str) -> (Vec<u32>, Vec<bool>, String) {
-    fn primary(c: char) -> u32 {
-        let lower = c.to_ascii_lowercase();
-        match COLLATION_ORDER.find(lower) {
-            // The table is ASCII: byte offsets are positions.
-            Some(position) => u32::try_from(position).unwrap_or(u32::MAX),
-            None => 0x100 + u32::from(lower),
-        }
-    }
-    (
-        text.chars().map(primary).collect(),
-        text.chars().map(char::is_uppercase).collect(),
-        text.to_owned(),
-    )
-}
-
-#[cfg(test)]
-fn locale_compare(a: &str, b: &str) -> std::cmp::Ordering {
-    collation_key(a).cmp(&collation_key(b))
 }
 
 /// pi's `formatTokenCount`: `200K`, `1M`, `65.5K`, `1.0M` (one decimal as JavaScript's `toFixed(1)`,
@@ -162,17 +141,6 @@ mod tests {
              anthropic  claude-haiku-4-5-20251001  200K     64K      yes       yes   \n"
         );
         assert!(list_models(&ModelRegistry::builtin().with_env(|_| None), "").starts_with("No models available"));
-    }
-
-    #[test]
-    fn ids_sort_as_javascripts_locale_compare() {
-        // Node: ["a-b","ab","aB","Ab","a_b","a.b","a10","a9","A-b"].sort((a, b) => a.localeCompare(b))
-        let mut ids = ["a-b", "ab", "aB", "Ab", "a_b", "a.b", "a10", "a9", "A-b"];
-        ids.sort_by(|a, b| locale_compare(a, b));
-        assert_eq!(ids, ["a_b", "a-b", "A-b", "a.b", "a10", "a9", "ab", "aB", "Ab"]);
-        let mut ids = ["~openai/gpt-latest", "ai21/jamba", "01-ai/yi"];
-        ids.sort_by(|a, b| locale_compare(a, b));
-        assert_eq!(ids, ["~openai/gpt-latest", "01-ai/yi", "ai21/jamba"]);
     }
 
     #[test]

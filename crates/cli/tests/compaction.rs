@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use pi_test_support::sandbox::{Sandbox, output, text};
-use pi_test_support::{MockServer, Reply, openai};
+use pi_test_support::{MockServer, Reply, openai, pi073};
 use serde_json::{Value, json};
 
 use crate::pi_073::normalize;
@@ -137,24 +137,16 @@ async fn a_session_compacted_by_pi_continues_in_ours_with_the_same_context() {
 }
 
 /// Node.js and pi 0.73.1's `dist/cli.js` in a package whose dependencies are installed
-/// (`$PI_073_PACKAGE`, else `.ci/pi073/node_modules/@mariozechner/pi-coding-agent`), or why there are none.
+/// ([`pi073::package`]), or why there are none.
 async fn full_pi() -> Result<(PathBuf, PathBuf), String> {
     use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};
-    let package = match std::env::var("PI_073_PACKAGE").ok().filter(|p| !p.is_empty()) {
-        Some(path) => PathBuf::from(path),
-        None => {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi073/node_modules/@mariozechner/pi-coding-agent")
-        }
-    };
+    let package = pi073::package(&pi073::process_env).map_err(|e| e.to_string())?;
     let cli = package.join("dist/cli.js");
     if !cli.is_file() {
-        return Err(format!(
-            "no {} (set PI_073_PACKAGE to pi 0.73.1's package directory)",
-            cli.display()
-        ));
+        return Err(format!("no {} (run .ci/ensure-pi073)", cli.display()));
     }
     let entry = cli.clone();
-    let node = tokio::task::spawn_blocking(move || find_node(&|name| std::env::var(name).ok(), &entry))
+    let node = tokio::task::spawn_blocking(move || find_node(&pi073::process_env, &entry))
         .await
         .unwrap()
         .map_err(|e| e.to_string())?;
@@ -218,16 +210,8 @@ async fn continue_with(program: &Path, leading: &[&str], session: &Path, setting
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_session_compacted_by_ours_continues_in_pi_with_the_same_context() {
-    let pi = match full_pi().await {
-        Ok(found) => found,
-        Err(why) => {
-            assert!(
-                std::env::var_os("PI_REQUIRE_PI073").is_none(),
-                "PI_REQUIRE_PI073 is set, but pi 0.73.1 cannot run: {why}"
-            );
-            println!("skipped: pi 0.73.1's CLI ({why})");
-            return;
-        }
+    let Some(pi) = pi073::or_skip("pi 0.73.1's CLI", full_pi().await, &pi073::process_env) else {
+        return;
     };
     // Ours: two turns, then `compact` with instructions.
     let settings = json!({"compaction": {"enabled": false, "reserveTokens": 100, "keepRecentTokens": 5}});

@@ -1,15 +1,19 @@
-//! Our `--mode json` stream and `--mode rpc` transcript against pi 0.73.1's own, recorded in
-//! `tests/data/pi-0.73.1/` (see its README): the same scripted model replies, the same commands,
-//! line by line and key by key once ids and times are normalized. The differences left are
-//! listed in `docs/differences-from-pi.md` and masked here, each with its reason.
+//! Our `--mode rpc` transcript of a whole session (prompt, steer, follow-up, abort, bash, an
+//! unknown command) against pi 0.73.1's own, recorded in `tests/data/pi-0.73.1/` (see its README):
+//! the same scripted model replies, the same commands, line by line and key by key once ids and
+//! times are normalized. The differences left are listed in `docs/differences-from-pi.md` and
+//! masked here, each with its reason. The JSON mode and the abort before any text are scenarios of
+//! the conformance suite (`conformance.rs`: `json-text`, `json-tool`, `rpc-abort`); the helpers
+//! here also serve other modules' comparisons with pi's recordings.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
 use std::time::Duration;
 
-use pi_test_support::sandbox::{Sandbox, text};
-use pi_test_support::{MockServer, Reply, openai};
+use pi_test_support::conformance::server_reply;
+use pi_test_support::sandbox::Sandbox;
+use pi_test_support::{MockServer, Reply};
 use serde_json::{Value, json};
 
 use crate::rpc::Rpc;
@@ -20,48 +24,20 @@ pub(crate) fn data(name: &str) -> String {
     std::fs::read_to_string(format!("{DATA}/{name}")).unwrap()
 }
 
-/// The replies of a recorded script, chunk for chunk as the recording server sent them (an entry
-/// with a `status` is an error response with that body and those headers).
-pub(crate) fn replies(script: &str) -> Vec<Reply> {
+/// The replies of a recorded script, built by the conformance suite's reply builder
+/// ([`server_reply`]): the recording's `paced` / `sleep` seconds are its `pace`.
+fn replies(script: &str) -> Vec<Reply> {
     let script: Value = serde_json::from_str(&data(script)).unwrap();
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "mock",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
     script
         .as_array()
         .unwrap()
         .iter()
-        .map(|reply| {
-            // An error status: `{status, headers, body}`.
-            if let Some(status) = reply["status"].as_u64() {
-                let mut error = Reply::json(status as u16, reply["body"].as_str().unwrap());
-                for (name, value) in reply["headers"].as_object().into_iter().flatten() {
-                    error = error.header(name, value.as_str().unwrap());
-                }
-                return error;
+        .map(|spec| {
+            let mut spec = spec.clone();
+            if let Some(pace) = ["paced", "sleep"].iter().find_map(|key| spec[key].as_f64()) {
+                spec["pace"] = pace.into();
             }
-            let mut chunks: Vec<String> = reply["deltas"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|delta| openai::data(&chunk(delta.clone(), Value::Null)))
-                .collect();
-            let mut last = chunk(json!({}), reply["finish"].clone());
-            last["usage"] = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
-            chunks.push(openai::data(&last));
-            chunks.push(openai::DONE.to_owned());
-            let reply_pace = ["paced", "sleep"]
-                .iter()
-                .find_map(|key| reply[key].as_f64())
-                .unwrap_or(0.0);
-            if reply_pace > 0.0 {
-                // An SSE comment first, so that the pause comes before the first delta too.
-                chunks.insert(0, ": scripted\n\n".to_owned());
-                Reply::events(&chunks).paced(Duration::from_secs_f64(reply_pace))
-            } else {
-                Reply::events(&chunks)
-            }
+            server_reply(&spec).unwrap_or_else(|| panic!("not a reply: {spec}"))
         })
         .collect()
 }
@@ -109,20 +85,6 @@ pub(crate) fn normalize_ids(value: &mut Value, ids: &HashMap<String, String>) {
     }
 }
 
-/// pi serializes its events asynchronously, so its `message_update` partials show a later state
-/// than the event's: compare the shape (keys and order) and the delta, not the partial's content.
-/// Ours must carry the same message twice.
-pub(crate) fn mask_partials(line: &mut Value, ours: bool) {
-    if line["type"] != "message_update" {
-        return;
-    }
-    if ours {
-        assert_eq!(line["message"], line["assistantMessageEvent"]["partial"], "{line}");
-    }
-    line["message"] = "<partial>".into();
-    line["assistantMessageEvent"]["partial"] = "<partial>".into();
-}
-
 pub(crate) fn lines(output: &str) -> Vec<Value> {
     output
         .lines()
@@ -134,100 +96,8 @@ pub(crate) fn lines(output: &str) -> Vec<Value> {
         .collect()
 }
 
-pub(crate) fn recorded(name: &str) -> Vec<Value> {
-    lines(&data(name))
-}
-
 pub(crate) fn compact(values: &[Value]) -> String {
     values.iter().map(|v| format!("{v}\n")).collect()
-}
-
-/// `pi --provider mock --model mock-model --mode json -p hi` in `sandbox`, as pi was recorded.
-pub(crate) async fn json_mode_hi(sandbox: &Sandbox) -> std::process::Output {
-    sandbox
-        .run(&[
-            "--provider",
-            "mock",
-            "--model",
-            "mock-model",
-            "--mode",
-            "json",
-            "-p",
-            "hi",
-        ])
-        .await
-}
-
-/// Our stream for `script`, and the lines of the session file the run wrote.
-async fn json_mode(script: &str) -> (Vec<Value>, Vec<Value>) {
-    let server = MockServer::start(replies(script)).await;
-    let sandbox = sandbox(&server);
-    let output = json_mode_hi(&sandbox).await;
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let files = sandbox.session_files();
-    assert_eq!(files.len(), 1, "{files:?}");
-    let session = lines(&std::fs::read_to_string(&files[0]).unwrap());
-    (lines(&text(&output.stdout)), session)
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn json_mode_text_answer_matches_pi() {
-    let (ours, session) = json_mode("script-text.json").await;
-    insta::assert_snapshot!("json_text", compact(&ours));
-    // The session file holds the user message as pi writes it: content as text blocks.
-    let user = session
-        .iter()
-        .find(|entry| entry["type"] == "message" && entry["message"]["role"] == "user")
-        .unwrap();
-    assert_eq!(
-        user["message"].to_string(),
-        r#"{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":0}"#
-    );
-    let comparable = |lines: &[Value], ours: bool| -> Vec<Value> {
-        lines
-            .iter()
-            .cloned()
-            .map(|mut line| {
-                mask_partials(&mut line, ours);
-                line
-            })
-            .collect()
-    };
-    assert_eq!(
-        compact(&comparable(&ours, true)),
-        compact(&comparable(&recorded("json-text.jsonl"), false))
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn json_mode_tool_call_matches_pi() {
-    let (ours, _) = json_mode("script-tool.json").await;
-    // The `toolcall_end` update carries the call as a content block.
-    let end = ours
-        .iter()
-        .find(|l| l["assistantMessageEvent"]["type"] == "toolcall_end")
-        .unwrap();
-    assert_eq!(
-        end["assistantMessageEvent"]["toolCall"].to_string(),
-        r#"{"type":"toolCall","id":"call_1","name":"read","arguments":{"path":"a.txt"}}"#
-    );
-    // Every update in pi's order: the text block's `text_end` after the tool call's start and
-    // deltas (an empty one first), just before the call's `toolcall_end`.
-    let comparable = |lines: &[Value], ours: bool| -> Vec<Value> {
-        lines
-            .iter()
-            .cloned()
-            .map(|mut line| {
-                mask_partials(&mut line, ours);
-                line
-            })
-            .collect()
-    };
-    insta::assert_snapshot!("json_tool", compact(&ours));
-    assert_eq!(
-        compact(&comparable(&ours, true)),
-        compact(&comparable(&recorded("json-tool.jsonl"), false))
-    );
 }
 
 /// The recorded transcript: `>>> ` lines as `{"sent": …}`, the rest normalized.
@@ -242,8 +112,9 @@ pub(crate) fn recorded_transcript(name: &str) -> Vec<Value> {
 }
 
 /// What an RPC transcript is compared on. Left out: `message_update` lines and the assistant's
-/// `message_start` (their partials are timing-dependent in pi, see [`mask_partials`]; the JSON
-/// mode tests compare them) and our `bash_execution_update` (an addition). Masked: the thinking
+/// `message_start` (pi writes its events asynchronously, so their partials show the message as it
+/// was when written, often later than the event; the conformance suite's JSON-mode scenarios
+/// compare them) and our `bash_execution_update` (an addition). Masked: the thinking
 /// level a new session starts with, in the `get_state` response `fresh_state_id` (pi: `medium`
 /// for a reasoning model; that default belongs to the thinking-level work) and our `id` on the
 /// unknown-command error (pi leaves it out, so its own client times out; an addition).
@@ -342,37 +213,4 @@ async fn rpc_session_matches_pi() {
     last.remove(0);
     let pi_last: Value = serde_json::from_str(&data("rpc-session-last-request.json")).unwrap();
     assert_eq!(Value::Array(last), pi_last);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn rpc_abort_before_any_text_matches_pi() {
-    let server = MockServer::start(replies("script-rpc_abort.json")).await;
-    let sandbox = sandbox(&server);
-    let mut rpc = Rpc::start_in(
-        sandbox,
-        &["--provider", "mock", "--model", "mock-model", "--mode", "rpc"],
-    );
-    let seen = tokio::task::spawn_blocking(move || {
-        rpc.send_noted(json!({"id": "1", "type": "prompt", "message": "slow"}));
-        rpc.response("1");
-        rpc.until("the user's message_end", |v| {
-            v["type"] == "message_end" && v["message"]["role"] == "user"
-        });
-        std::thread::sleep(Duration::from_millis(500));
-        rpc.send_noted(json!({"id": "2", "type": "abort"}));
-        rpc.response("2");
-        rpc.send_noted(json!({"id": "3", "type": "get_last_assistant_text"}));
-        rpc.response("3");
-        rpc.send_noted(json!({"id": "4", "type": "get_state"}));
-        rpc.response("4");
-        rpc.close()
-    })
-    .await
-    .unwrap();
-    let ours = rpc_comparable(&our_transcript(seen), "4");
-    insta::assert_snapshot!("rpc_abort", compact(&ours));
-    assert_eq!(
-        compact(&ours),
-        compact(&rpc_comparable(&recorded_transcript("rpc-abort.txt"), "4"))
-    );
 }

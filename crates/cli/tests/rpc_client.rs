@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use pi_coding_agent::custom_tools::node::{check_version, find_node, node_version};
 use pi_test_support::sandbox::{Sandbox, output, text};
-use pi_test_support::{MockServer, openai};
+use pi_test_support::{MockServer, openai, pi073};
 use serde_json::{Value, json};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rpc-client");
@@ -34,45 +34,18 @@ async fn reference(env: Env) -> Result<(PathBuf, PathBuf), String> {
         .map_err(|e| e.to_string())?;
     let version = node_version(&node).await.map_err(|e| e.to_string())?;
     check_version(version, &node, &script).map_err(|e| e.to_string())?;
-    let package = match env("PI_073_PACKAGE").filter(|p| !p.is_empty()) {
-        Some(path) => PathBuf::from(path),
-        None => {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/pi073/node_modules/@mariozechner/pi-coding-agent")
-        }
-    };
+    let package = pi073::package(&*env).map_err(|e| e.to_string())?;
     let client = package.join("dist/modes/rpc/rpc-client.js");
     if !client.is_file() {
-        return Err(format!(
-            "no {} (run .ci/ensure-pi073, or set PI_073_PACKAGE to pi 0.73.1's package directory)",
-            client.display()
-        ));
-    }
-    let manifest = std::fs::read_to_string(package.join("package.json")).unwrap_or_default();
-    let manifest: Value = serde_json::from_str(&manifest).unwrap_or(Value::Null);
-    if manifest["version"] != "0.73.1" {
-        return Err(format!(
-            "{} is version {} of pi, not 0.73.1",
-            package.display(),
-            manifest["version"]
-        ));
+        return Err(format!("no {} (run .ci/ensure-pi073)", client.display()));
     }
     Ok((node, package))
 }
 
 /// [`reference`], or `None` after printing why the test is skipped — unless `PI_REQUIRE_PI073` is
-/// set in `env`, which fails the test instead.
+/// set in `env`, which fails the test instead ([`pi073::or_skip`]).
 pub(crate) async fn reference_or_skip(env: Env) -> Option<(PathBuf, PathBuf)> {
-    match reference(env.clone()).await {
-        Ok(found) => Some(found),
-        Err(why) => {
-            assert!(
-                env("PI_REQUIRE_PI073").is_none(),
-                "PI_REQUIRE_PI073 is set, but pi 0.73.1's RpcClient cannot run: {why}"
-            );
-            println!("skipped: pi 0.73.1's RpcClient ({why})");
-            None
-        }
-    }
+    pi073::or_skip("pi 0.73.1's RpcClient", reference(env.clone()).await, &*env)
 }
 
 fn env_of(pairs: &[(&str, &str)]) -> Env {

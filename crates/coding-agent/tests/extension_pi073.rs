@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::extension_support::{ExtHost, context, write};
+use pi_test_support::pi073;
 use serde_json::{Value, json};
 
 /// What the probe extension computes with the shims; the same code run on pi 0.73.1's own
@@ -39,12 +40,6 @@ async fn the_shims_answer_as_pi_0_73_1s_own_packages() {
 }
 
 // --- pi 0.73.1's shipped extensions ---------------------------------------------------------
-
-/// The environment variable naming pi 0.73.1's npm package directory
-/// (`…/node_modules/@mariozechner/pi-coding-agent`).
-const PI_073_PACKAGE: &str = "PI_073_PACKAGE";
-/// Set (to anything): the examples test fails instead of skipping without [`PI_073_PACKAGE`].
-const REQUIRE_PI073: &str = "PI_REQUIRE_PI073";
 
 /// The entry of each example under `examples/extensions` (copied to `dir`): a `.ts` file, or a
 /// folder's package.json `pi.extensions[0]`, else its `index.ts`. By name.
@@ -168,17 +163,10 @@ fn describe(name: &str, registration: &Value) -> String {
 
 #[tokio::test]
 async fn every_extension_pi_0_73_1_ships_loads_in_one_host() {
-    let Some(package) = std::env::var_os(PI_073_PACKAGE) else {
-        assert!(
-            std::env::var_os(REQUIRE_PI073).is_none(),
-            "{REQUIRE_PI073} is set, but {PI_073_PACKAGE} is not"
-        );
-        println!("skipped: {PI_073_PACKAGE} does not name pi 0.73.1's package");
+    let found = pi073::package(&pi073::process_env);
+    let Some(package) = pi073::or_skip("pi 0.73.1's example extensions", found, &pi073::process_env) else {
         return;
     };
-    let package = PathBuf::from(package);
-    let version: Value = serde_json::from_str(&std::fs::read_to_string(package.join("package.json")).unwrap()).unwrap();
-    assert_eq!(version["version"], "0.73.1", "{PI_073_PACKAGE} is not pi 0.73.1");
     let dir = tempfile::tempdir().unwrap();
     let examples = dir.path().join("extensions");
     copy_dir(&package.join("examples/extensions"), &examples);

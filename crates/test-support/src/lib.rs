@@ -17,6 +17,9 @@
 //!     `models.json` that make it pi's default model — what most tests of the whole program use;
 //!   * [`anthropic`]: the Anthropic Messages API (`message_start`, content blocks, …);
 //!   * [`openai_responses`]: the OpenAI Responses API (`response.created`, output items, …).
+//! * Running pi 0.73.1 itself (its RpcClient, CLI or example extensions): [`pi073::package`]
+//!   finds its npm package and [`pi073::or_skip`] skips the test without it, unless
+//!   `PI_REQUIRE_PI073` is set.
 //! * Comparing with pi 0.73.1: [`pi_recorded`] has request bodies pi 0.73.1 sent (recorded once,
 //!   `data/pi-0.73.1/README.md` says how) and their system prompts.
 //! * Recorded conformance: [`conformance`] runs a scenario (data: scripted replies, files, runs,
@@ -86,6 +89,7 @@ pub mod landlock;
 pub mod messages;
 pub mod openai;
 pub mod openai_responses;
+pub mod pi073;
 pub mod pi_recorded;
 pub mod sandbox;
 pub mod scripted;

@@ -28,6 +28,7 @@
 mod args;
 pub mod atomic;
 mod bash;
+mod collation;
 mod collector;
 mod edit;
 mod env;
@@ -44,6 +45,7 @@ mod truncate;
 mod write;
 
 pub use bash::{BashParams, BashTool, CommandError, CommandOutput, run_command};
+pub use collation::{CaseTieBreak, CollationKey, collation_key};
 pub use collector::FirstByPath;
 pub use edit::{Edit, EditError, EditParams, EditTool, apply_edits, normalize_for_fuzzy_match};
 pub use env::ToolEnv;

@@ -20,17 +20,15 @@
 //! # });
 //! ```
 
-use std::cmp::Ordering;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::collation::{CaseTieBreak, CollationKey, collation_key};
 use async_trait::async_trait;
 use pi_agent_core::{OPERATION_ABORTED, ToolContext, ToolError, ToolParameters, ToolResult, TypedTool};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
-use unicode_normalization::UnicodeNormalization;
-use unicode_normalization::char::canonical_combining_class;
 
 use crate::env::ToolEnv;
 use crate::node::{fs_error, js_number, normalize_path};
@@ -129,11 +127,11 @@ fn list(dir: &Path, limit: f64, cancel: &CancellationToken) -> Result<Listing, T
     }
     let cannot_read =
         |e: std::io::Error| ToolError::new(format!("Cannot read directory: {}", fs_error(&e, "scandir", Some(dir))));
-    let mut names: Vec<(SortKey, OsString)> = Vec::new();
+    let mut names: Vec<(CollationKey, OsString)> = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(cannot_read)? {
         let name = entry.map_err(cannot_read)?.file_name();
         let display = name.to_string_lossy().into_owned();
-        names.push((SortKey::new(display), name));
+        names.push((collation_key(&display, CaseTieBreak::Ignore), name));
     }
     names.sort_by(|a, b| a.0.cmp(&b.0));
     let mut entries = Vec::new();
@@ -151,7 +149,7 @@ fn list(dir: &Path, limit: f64, cancel: &CancellationToken) -> Result<Listing, T
             continue;
         };
         let suffix = if meta.is_dir() { "/" } else { "" };
-        entries.push(format!("{}{suffix}", key.name));
+        entries.push(format!("{}{suffix}", key.text()));
     }
     Ok(Listing { entries, limit_reached })
 }
@@ -198,117 +196,5 @@ fn js_value(value: f64) -> Value {
         json!(value as i64)
     } else {
         json!(value)
-    }
-}
-
-/// Collation key approximating ICU's root order for lower-cased names: whitespace, then ASCII
-/// punctuation and symbols in ICU's order, then digits, then letters; accented letters sort with
-/// their base letter and only break ties. Remaining ties keep byte order, for a stable output.
-#[derive(Debug, PartialEq, Eq)]
-struct SortKey {
-    primary: Vec<u32>,
-    secondary: Vec<u32>,
-    name: String,
-}
-
-/// ASCII punctuation and symbols in ICU root collation order (after whitespace, before digits).
-const ICU_PUNCTUATION: &str = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
-
-impl SortKey {
-    fn new(name: String) -> Self {
-        let mut primary = Vec::new();
-        let mut secondary = Vec::new();
-        for c in name.to_lowercase().nfd() {
-            if canonical_combining_class(c) != 0 {
-                secondary.push(c as u32);
-                continue;
-            }
-            primary.push(primary_weight(c));
-            secondary.push(0);
-        }
-        SortKey {
-            primary,
-            secondary,
-            name,
-        }
-    }
-}
-
-fn primary_weight(c: char) -> u32 {
-    const PUNCTUATION_BASE: u32 = 0x100;
-    const DIGIT_BASE: u32 = 0x200;
-    const LETTER_BASE: u32 = 0x300;
-    const OTHER_BASE: u32 = 0x400;
-    match c {
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' => c as u32,
-        ' ' | '\u{A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => 0x20,
-        '0'..='9' => DIGIT_BASE + (c as u32 - '0' as u32),
-        'a'..='z' => LETTER_BASE + (c as u32 - 'a' as u32),
-        _ => match ICU_PUNCTUATION.find(c) {
-            Some(index) => PUNCTUATION_BASE + index as u32,
-            None if (c as u32) < 0x20 => 0,
-            None => OTHER_BASE + c as u32,
-        },
-    }
-}
-
-impl Ord for SortKey {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.primary
-            .cmp(&other.primary)
-            .then_with(|| self.secondary.cmp(&other.secondary))
-            .then_with(|| self.name.cmp(&other.name))
-    }
-}
-
-impl PartialOrd for SortKey {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sorted(names: &[&str]) -> Vec<String> {
-        let mut keys: Vec<SortKey> = names.iter().map(|n| SortKey::new((*n).to_owned())).collect();
-        keys.sort();
-        keys.into_iter().map(|k| k.name).collect()
-    }
-
-    #[test]
-    fn order_matches_node_locale_compare() {
-        // Expected orders produced by Node 20 (ICU, en-US) with
-        // `a.toLowerCase().localeCompare(b.toLowerCase())`.
-        assert_eq!(
-            sorted(&[
-                "a.txt", "a_b", "a-b", "ab", "a", "é", "e", "f", "_x", "1x", "~x", "zed", "ä", "a b", "a.b.c", "a."
-            ]),
-            [
-                "_x", "~x", "1x", "a", "ä", "a b", "a_b", "a-b", "a.", "a.b.c", "a.txt", "ab", "e", "é", "f", "zed"
-            ]
-        );
-        assert_eq!(sorted(&["resume", "résumé", "Resume"]), ["Resume", "resume", "résumé"]);
-        assert_eq!(sorted(&["B", "a", "C"]), ["a", "B", "C"]);
-    }
-
-    #[test]
-    fn every_ascii_symbol_has_its_icu_place() {
-        let all: String = (0x20u8..0x7f).map(|b| (b as char).to_ascii_lowercase()).collect();
-        let mut chars: Vec<char> = all.chars().collect();
-        chars.dedup();
-        let mut unique = Vec::new();
-        for c in chars {
-            if !unique.contains(&c) {
-                unique.push(c);
-            }
-        }
-        let names: Vec<String> = unique.iter().map(|c| c.to_string()).collect();
-        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        assert_eq!(
-            sorted(&refs).concat(),
-            " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz"
-        );
     }
 }

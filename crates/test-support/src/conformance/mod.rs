@@ -25,4 +25,4 @@ mod scenario;
 pub use compare::{Difference, Differences, Report, compare};
 pub use normalize::{Context, normalize};
 pub use record::{Artifacts, Program, read_goldens, run, write_goldens};
-pub use scenario::{Run, Scenario, ScenarioError, Step, scenarios};
+pub use scenario::{Run, Scenario, ScenarioError, Step, scenarios, server_reply};

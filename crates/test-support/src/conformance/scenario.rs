@@ -147,7 +147,7 @@ impl Scenario {
             .cloned()
             .unwrap_or_default();
         for reply in &replies {
-            to_reply(reply).ok_or_else(|| invalid(format!("unknown reply {reply}")))?;
+            server_reply(reply).ok_or_else(|| invalid(format!("unknown reply {reply}")))?;
         }
         Ok(Scenario {
             name: name.to_owned(),
@@ -185,7 +185,7 @@ impl Scenario {
 
     /// The server's replies.
     pub fn server_replies(&self) -> Vec<Reply> {
-        self.replies.iter().filter_map(to_reply).collect()
+        self.replies.iter().filter_map(server_reply).collect()
     }
 }
 
@@ -229,7 +229,7 @@ fn chunk(delta: Value, finish: Value) -> Value {
            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 }
 
-/// The reply a scenario's reply describes:
+/// The reply a scenario's reply describes (`None` for a description it does not know):
 /// * `{"text": "…"}`: the text in pieces of 8 characters, then `stop`;
 /// * `{"thinking": "…", "text": "…"}`: `reasoning_content` deltas first;
 /// * `{"tool_calls": [{"id", "name", "arguments"}]}` (optional `text` before), then `tool_calls`;
@@ -239,7 +239,7 @@ fn chunk(delta: Value, finish: Value) -> Value {
 ///
 /// `"pace": seconds` pauses before every chunk (an SSE comment opens the stream), and `"usage":
 /// [prompt, completion]` replaces the usage the last chunk reports (10 / 5).
-fn to_reply(spec: &Value) -> Option<Reply> {
+pub fn server_reply(spec: &Value) -> Option<Reply> {
     if let Some(status) = spec.get("status").and_then(Value::as_u64) {
         let body = spec.get("body").and_then(Value::as_str).unwrap_or("{}");
         let mut reply = Reply::json(u16::try_from(status).ok()?, body);
