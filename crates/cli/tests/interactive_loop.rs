@@ -654,7 +654,13 @@ async fn tree_with_skip_prompt_navigates_without_asking() {
     });
     assert_eq!(branch_summaries, 0);
 
+    // The editor holds the message moved to: emptied first, or Ctrl+D would not leave.
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)))
+        .unwrap();
     keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
         .unwrap();
-    assert_eq!(run.await.unwrap(), 0);
+    let code = tokio::time::timeout(Duration::from_secs(20), run)
+        .await
+        .expect("Ctrl+D on an empty editor leaves");
+    assert_eq!(code.unwrap(), 0);
 }
