@@ -485,3 +485,24 @@ def discover(event, ctx):
         ])
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctx_shutdown_ends_rpc_mode_after_the_response_to_the_command() {
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    let server = MockServer::start(vec![]).await;
+    sandbox.use_server(&server);
+    let dir = sandbox.root().join("exts");
+    let bye = python_extension(
+        &dir,
+        "bye",
+        "@ext.command('bye', description='Leave')\ndef bye(args, ctx):\n    ctx.shutdown()\n",
+        None,
+    );
+    let mut rpc = Rpc::start_in(sandbox, &["--mode", "rpc", "-e", &bye.display().to_string()]);
+    rpc.send(json!({"id": "1", "type": "prompt", "message": "/bye"}));
+    assert_eq!(rpc.response("1")["success"], true);
+    // stdin stays open: pi ends on its own.
+    let status = rpc.exit_status();
+    assert!(status.success(), "{status:?}");
+    assert!(server.requests().is_empty());
+}

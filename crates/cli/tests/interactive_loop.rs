@@ -462,17 +462,14 @@ async fn templates_and_skill_commands_expand_in_the_editor() {
     assert_eq!(run.await.unwrap(), 0);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_extension_command_typed_in_the_editor_runs_and_help_lists_it() {
-    use pi_coding_agent::extensions::{EntryKind, ExtensionEntry, ExtensionError, Extensions, LoadOptions, Origin};
-    let dir = tempfile::tempdir().unwrap();
-    let faux = FauxModel::new();
-    let app = app(dir.path(), &faux, &[]);
-    let body =
-        "@ext.command('boom', description='Fails')\ndef boom(args, ctx):\n    raise RuntimeError('cmd failed')\n";
-    let failing = pi_test_support::extensions::python_extension(dir.path(), "failing", body, None);
-    let guard = pi_test_support::extensions::examples_dir().join("python-guard");
-    let entries = [guard, failing]
+/// The process extensions at `paths` (folders with an `extension.json`), loaded and attached to
+/// `app`.
+async fn load_process_extensions(
+    app: &App,
+    paths: Vec<std::path::PathBuf>,
+) -> Arc<pi_coding_agent::extensions::Extensions> {
+    use pi_coding_agent::extensions::{EntryKind, ExtensionEntry, Extensions, LoadOptions, Origin};
+    let entries = paths
         .into_iter()
         .map(|path| ExtensionEntry {
             kind: EntryKind::Process {
@@ -485,7 +482,45 @@ async fn an_extension_command_typed_in_the_editor_runs_and_help_lists_it() {
         .collect();
     let extensions = Extensions::load(entries, &app.session().tool_api(), LoadOptions::default()).await;
     assert!(extensions.load_errors().is_empty(), "{:?}", extensions.load_errors());
-    extensions.attach(&app);
+    extensions.attach(app);
+    Arc::new(extensions)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctx_shutdown_from_a_command_ends_the_interactive_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let app = app(dir.path(), &faux, &[]);
+    let body = "@ext.command('bye', description='Leave')\ndef bye(args, ctx):\n    ctx.shutdown()\n";
+    let bye = pi_test_support::extensions::python_extension(dir.path(), "bye", body, None);
+    let extensions = load_process_extensions(&app, vec![bye]).await;
+    let options = InteractiveOptions {
+        extensions: Some(extensions.clone()),
+        ..InteractiveOptions::default()
+    };
+    let (_vt, keys, run) = start(&app, options, (80, 30));
+    type_line(&keys, "/bye");
+    // pi leaves once idle; the keyboard stays open (dropping `keys` would end the loop too).
+    let code = tokio::time::timeout(std::time::Duration::from_secs(20), run)
+        .await
+        .expect("the interactive mode ends after ctx.shutdown()")
+        .unwrap();
+    assert_eq!(code, 0);
+    drop(keys);
+    extensions.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_command_typed_in_the_editor_runs_and_help_lists_it() {
+    use pi_coding_agent::extensions::ExtensionError;
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let app = app(dir.path(), &faux, &[]);
+    let body =
+        "@ext.command('boom', description='Fails')\ndef boom(args, ctx):\n    raise RuntimeError('cmd failed')\n";
+    let failing = pi_test_support::extensions::python_extension(dir.path(), "failing", body, None);
+    let guard = pi_test_support::extensions::examples_dir().join("python-guard");
+    let extensions = load_process_extensions(&app, vec![guard, failing]).await;
     let reported = Arc::new(Mutex::new(Vec::new()));
     let sink = reported.clone();
     extensions.set_report(Arc::new(move |error: &ExtensionError| {
@@ -493,7 +528,6 @@ async fn an_extension_command_typed_in_the_editor_runs_and_help_lists_it() {
             .unwrap()
             .push(format!("Extension error ({}): {}", error.extension(), error.message()));
     }));
-    let extensions = Arc::new(extensions);
     let options = InteractiveOptions {
         extensions: Some(extensions.clone()),
         ..InteractiveOptions::default()

@@ -110,6 +110,21 @@ impl Rpc {
         self.until(kind, |v| v["type"] == kind)
     }
 
+    /// Waits (stdin still open) for pi to end on its own; its exit status.
+    pub(crate) fn exit_status(mut self) -> std::process::ExitStatus {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "pi did not end with its stdin open"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     pub(crate) fn close(mut self) -> Vec<Value> {
         drop(self.stdin.take());
         while let Ok(line) = self.lines.recv_timeout(PATIENCE) {

@@ -31,7 +31,8 @@ pub(crate) struct Hub {
     extensions: Mutex<Vec<Hosted>>,
     processes: Mutex<Vec<Arc<Host>>>,
     report: RwLock<Option<ReportFn>>,
-    shutdown: std::sync::atomic::AtomicBool,
+    /// `ctx.shutdown()` was called (never reset: pi ends).
+    shutdown: tokio::sync::watch::Sender<bool>,
 }
 
 impl Hub {
@@ -118,10 +119,17 @@ impl Hub {
 
     /// `ctx.shutdown()`: pi ends once the current work is done.
     pub(crate) fn request_shutdown(&self) {
-        self.shutdown.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.shutdown.send_replace(true);
     }
 
     pub(crate) fn shutdown_requested(&self) -> bool {
-        self.shutdown.load(std::sync::atomic::Ordering::SeqCst)
+        *self.shutdown.borrow()
+    }
+
+    /// Resolves once `ctx.shutdown()` has been called (at once when it already was).
+    pub(crate) async fn shutdown_wanted(&self) {
+        let mut requested = self.shutdown.subscribe();
+        // The sender lives in the hub, which outlives this borrow: the wait cannot fail.
+        let _ = requested.wait_for(|requested| *requested).await;
     }
 }

@@ -531,9 +531,17 @@ impl Extensions {
         Arc::new(ProcessRunner { hub: self.hub.clone() })
     }
 
-    /// Whether an extension called `ctx.shutdown()`.
+    /// Whether an extension called `ctx.shutdown()`. pi ends once idle: the interactive mode
+    /// when no run is active, RPC after the response to the command it is handling; print mode
+    /// ignores it (it ends after its prompts anyway).
     pub fn shutdown_requested(&self) -> bool {
         self.hub.shutdown_requested()
+    }
+
+    /// Resolves once an extension has called `ctx.shutdown()` (at once when one already has);
+    /// cancellation-safe.
+    pub async fn shutdown_wanted(&self) {
+        self.hub.shutdown_wanted().await;
     }
 
     /// Sends every process `shutdown`, closes its stdin and, when it does not exit, kills it.

@@ -243,6 +243,8 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
             }
             Some(message) = trees.recv() => tree_message(message, &mut screen, app, &tree_tx).await,
             _ = ticker.tick(), if screen.is_running() => screen.tick(),
+            // `ctx.shutdown()`: pi leaves once idle (after the run and its queued messages).
+            () = shutdown_wanted(extensions.as_ref()), if !screen.is_running() => action = Some(Action::Exit),
         }
         if let Some(action) = action
             && !perform(
@@ -272,6 +274,14 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     let _ = draw(&mut screen, &mut renderer);
     let _ = renderer.finish();
     code
+}
+
+/// Resolves once an extension called `ctx.shutdown()`; never without extensions.
+async fn shutdown_wanted(extensions: Option<&Arc<pi_coding_agent::extensions::Extensions>>) {
+    match extensions {
+        Some(extensions) => extensions.shutdown_wanted().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Commits what finished and redraws the live region. The terminal's cursor stays hidden (the

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::print::Output;
 use pi_coding_agent::App;
@@ -134,8 +135,19 @@ async fn run_rpc_lines(
         runs: Mutex::new(Vec::new()),
         bash: Mutex::new(Vec::new()),
         bash_ids: std::sync::atomic::AtomicU64::new(0),
+        leave: CancellationToken::new(),
     });
-    while let Some(line) = lines.recv().await {
+    loop {
+        let line = tokio::select! {
+            line = lines.recv() => line,
+            // `ctx.shutdown()`, then a response (`Rpc::respond`): pi exits, a prompt's run
+            // included.
+            () = rpc.leave.cancelled() => {
+                rpc.app.session().abort().await;
+                None
+            }
+        };
+        let Some(line) = line else { break };
         if line.trim().is_empty() {
             continue;
         }

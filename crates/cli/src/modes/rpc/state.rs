@@ -26,6 +26,9 @@ pub(crate) struct Rpc {
     pub(crate) bash: Mutex<Vec<(u64, CancellationToken)>>,
     /// The next `bash` command's number.
     pub(crate) bash_ids: std::sync::atomic::AtomicU64,
+    /// Cancelled by the first response written after an extension called `ctx.shutdown()`: pi
+    /// ends once it answered the command it was handling.
+    pub(crate) leave: CancellationToken,
 }
 
 impl Rpc {
@@ -52,5 +55,8 @@ impl Rpc {
             }
         }
         self.writer.line(&response);
+        if self.extensions.shutdown_requested() {
+            self.leave.cancel();
+        }
     }
 }
