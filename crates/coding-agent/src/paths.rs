@@ -5,9 +5,10 @@
 use std::path::{Component, Path, PathBuf};
 
 /// `path` made absolute against `base` and normalized lexically (`.` and `..` removed), as Node's
-/// `path.resolve(base, path)`.
+/// `path.resolve(base, path)` (a relative `base` is taken from the process's working directory).
 pub(crate) fn resolve_lexically(base: &Path, path: &Path) -> PathBuf {
-    let out = normalize(&base.join(path));
+    let joined = base.join(path);
+    let out = normalize(&std::path::absolute(&joined).unwrap_or(joined));
     if out.as_os_str().is_empty() {
         return PathBuf::from("/");
     }

@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::paths::resolve_lexically;
+
 /// The manifest of an extension in another language than TypeScript / JavaScript.
 pub const EXTENSION_MANIFEST: &str = "extension.json";
 
@@ -118,18 +120,18 @@ pub fn discover(options: &DiscoverOptions) -> (Vec<ExtensionEntry>, Vec<MissingP
     let home = options.home.clone();
     let env = move |name: &str| if name == "HOME" { home.clone() } else { None };
     for path in &options.cli {
-        let path = absolute(&options.cwd, &crate::config::expand_home(&path.to_string_lossy(), &env));
+        let path = resolve_lexically(&options.cwd, &crate::config::expand_home(&path.to_string_lossy(), &env));
         found.explicit(&path, Origin::Cli, None);
     }
     if !options.no_extensions {
         let project = crate::config::project_dir(&options.cwd);
         for entry in settings_entries(&project.join("settings.json")) {
-            let path = absolute(&project, &crate::config::expand_home(&entry, &env));
+            let path = resolve_lexically(&project, &crate::config::expand_home(&entry, &env));
             found.explicit(&path, Origin::Settings { project: true }, Some(&project));
         }
         if let Some(agent) = &options.agent_dir {
             for entry in settings_entries(&agent.join("settings.json")) {
-                let path = absolute(agent, &crate::config::expand_home(&entry, &env));
+                let path = resolve_lexically(agent, &crate::config::expand_home(&entry, &env));
                 found.explicit(&path, Origin::Settings { project: false }, Some(agent));
             }
         }
@@ -139,7 +141,7 @@ pub fn discover(options: &DiscoverOptions) -> (Vec<ExtensionEntry>, Vec<MissingP
         }
     }
     for path in &options.resolved {
-        found.explicit(&absolute(&options.cwd, path), Origin::Package, None);
+        found.explicit(&resolve_lexically(&options.cwd, path), Origin::Package, None);
     }
     (found.entries, found.missing)
 }
@@ -225,7 +227,7 @@ impl Found {
 
 /// The entries of an extension folder: `package.json` `pi.extensions` (those that exist), else
 /// `index.ts`, else `index.js`, else an `extension.json` process; `None` when it is none of them.
-fn folder_entries(dir: &Path) -> Option<Vec<(PathBuf, EntryKind)>> {
+pub(crate) fn folder_entries(dir: &Path) -> Option<Vec<(PathBuf, EntryKind)>> {
     if let Ok(text) = std::fs::read_to_string(dir.join("package.json"))
         && let Ok(package) = serde_json::from_str::<Value>(&text)
         && let Some(listed) = package.pointer("/pi/extensions").and_then(Value::as_array)
@@ -233,7 +235,7 @@ fn folder_entries(dir: &Path) -> Option<Vec<(PathBuf, EntryKind)>> {
         let entries: Vec<(PathBuf, EntryKind)> = listed
             .iter()
             .filter_map(Value::as_str)
-            .map(|entry| absolute(dir, Path::new(entry)))
+            .map(|entry| resolve_lexically(dir, Path::new(entry)))
             .filter(|entry| entry.exists())
             .map(|entry| (entry, EntryKind::Script))
             .collect();
@@ -265,25 +267,6 @@ fn settings_entries(file: &Path) -> Vec<String> {
         .and_then(Value::as_array)
         .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
         .unwrap_or_default()
-}
-
-/// `path` against `base`, with `.` and `..` resolved as written (pi's `path.resolve`; links are
-/// not followed).
-fn absolute(base: &Path, path: &Path) -> PathBuf {
-    use std::path::Component;
-    let joined = base.join(path);
-    let joined = std::path::absolute(&joined).unwrap_or(joined);
-    let mut resolved = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                resolved.pop();
-            }
-            other => resolved.push(other),
-        }
-    }
-    resolved
 }
 
 #[cfg(test)]

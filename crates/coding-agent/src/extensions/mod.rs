@@ -36,6 +36,7 @@ use pi_agent_core::{AgentTool, lock};
 use serde_json::{Map, Value, json};
 
 pub use commands::{Command, split_command};
+pub(crate) use discovery::folder_entries;
 pub use discovery::{DiscoverOptions, EXTENSION_MANIFEST, EntryKind, ExtensionEntry, MissingPath, Origin, discover};
 pub use events::{EventListener, ExtensionError, ExtensionRunner};
 pub use flags::{FlagError, GivenFlag, help_section};

@@ -270,22 +270,10 @@ pub(crate) fn collect_resource_files(dir: &Path, kind: ResourceKind) -> Vec<Path
 
 /// The extension entry points of a directory: its `package.json` `pi.extensions` (the ones that
 /// exist), else `index.ts`, else `index.js`.
+/// The entries of an extension folder, by the rule extension discovery uses (the manifest's `pi.extensions`,
+/// `index.ts` / `index.js`, or an `extension.json` process extension: the folder itself).
 fn extension_entries(dir: &Path) -> Option<Vec<PathBuf>> {
-    if let Some(entries) = read_manifest(dir).and_then(|m| strings(m.get("extensions"))) {
-        let existing: Vec<PathBuf> = entries
-            .iter()
-            .map(|e| resolve_lexically(dir, Path::new(e)))
-            .filter(|p| p.exists())
-            .collect();
-        if !existing.is_empty() {
-            return Some(existing);
-        }
-    }
-    ["index.ts", "index.js"]
-        .iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.exists())
-        .map(|p| vec![p])
+    crate::extensions::folder_entries(dir).map(|entries| entries.into_iter().map(|(path, _)| path).collect())
 }
 
 fn collect_extensions(dir: &Path) -> Vec<PathBuf> {
@@ -342,6 +330,8 @@ mod tests {
         write(root, "extensions/a.ts", "");
         write(root, "extensions/b.txt", "");
         write(root, "extensions/sub/index.ts", "");
+        write(root, "extensions/guard/extension.json", "{}");
+        write(root, "extensions/guard/extension.py", "");
         write(root, "skills/review/SKILL.md", "");
         write(root, "skills/review/notes.md", "");
         write(root, "skills/top.md", "");
@@ -352,7 +342,7 @@ mod tests {
         let found = package_resources(root, None).unwrap();
         assert_eq!(
             rels(root, &found, ResourceKind::Extensions),
-            on(&["extensions/a.ts", "extensions/sub/index.ts"])
+            on(&["extensions/a.ts", "extensions/guard", "extensions/sub/index.ts"])
         );
         assert_eq!(
             rels(root, &found, ResourceKind::Skills),
