@@ -506,3 +506,47 @@ async fn ctx_shutdown_ends_rpc_mode_after_the_response_to_the_command() {
     assert!(status.success(), "{status:?}");
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarted_extension_process_gets_the_flag_values_again() {
+    let server = MockServer::start(vec![openai::text("Still here.")]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.use_server(&server);
+    let dir = sandbox.root().join("exts");
+    let body = r#"
+import time
+
+ext.flag("level", type="string", description="A level")
+
+@ext.command("hang")
+def hang(args, ctx):
+    time.sleep(3600)
+
+@ext.command("show")
+def show(args, ctx):
+    ext.append_entry("show", {"level": ext.get_flag("level")})
+"#;
+    let flagged = python_extension(&dir, "flagged", body, Some(1000));
+    let flagged = flagged.display().to_string();
+    let out = sandbox
+        .run(&[
+            "-e",
+            &flagged,
+            "--level",
+            "high",
+            "-p",
+            "/hang",
+            "/show",
+            "Are you there?",
+        ])
+        .await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(lines(&out.stderr), ["Extension error (command:hang): timed out"]);
+    // `/show` ran in the process started again after `/hang` timed out.
+    let shown: Vec<Value> = session_entries(&sandbox)
+        .into_iter()
+        .filter(|entry| entry["customType"] == "show")
+        .map(|entry| entry["data"].clone())
+        .collect();
+    assert_eq!(shown, [json!({"level": "high"})]);
+}

@@ -418,15 +418,13 @@ impl Extensions {
 
     /// Parses the flags the command line did not know by the registered flags' types and sends
     /// every process their values (the `flags` notification: registered defaults, then the
-    /// command line's). An unregistered flag, or a string flag without a value, is an error (pi's
+    /// command line's; again to a process restarted later). An unregistered flag, or a string flag without a value, is an error (pi's
     /// texts); nothing is sent then.
     pub async fn apply_flags(&self, given: &[GivenFlag]) -> Result<(), Vec<FlagError>> {
         let values = flags::values(&self.flags(), given)?;
         let params = json!({"values": values});
         for host in self.hub.processes() {
-            if let Some(connection) = host.live().await {
-                connection.notify("flags", &params);
-            }
+            host.notify_remembered("flags", params.clone()).await;
         }
         Ok(())
     }

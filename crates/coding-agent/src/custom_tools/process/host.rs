@@ -67,6 +67,9 @@ pub(crate) struct Host {
     current: tokio::sync::Mutex<Option<Arc<Connection>>>,
     /// The last event other than `shutdown`, sent again to a restarted process.
     replay: Mutex<Option<ToolSessionEvent>>,
+    /// Notifications a restarted process gets again after `initialize` (an extension's `flags`),
+    /// the last of each method.
+    remembered: Mutex<Vec<(String, Value)>>,
     delivered: Mutex<Option<Delivery>>,
     /// Keeps session events (and `shutdown`) in order.
     session_order: tokio::sync::Mutex<()>,
@@ -110,6 +113,7 @@ impl Host {
             name: OnceLock::new(),
             current: tokio::sync::Mutex::new(Some(connection)),
             replay: Mutex::new(None),
+            remembered: Mutex::new(Vec::new()),
             delivered: Mutex::new(None),
             session_order: tokio::sync::Mutex::new(()),
         };
@@ -158,12 +162,30 @@ impl Host {
         let connection = spawn(&self.spec, &self.api, &self.protocol)?;
         initialize(&connection, &self.spec, &self.api, &self.protocol).await?;
         connection.set_name(self.name());
+        let remembered = lock(&self.remembered).clone();
+        for (method, params) in &remembered {
+            connection.notify(method, params);
+        }
         let replay = lock(&self.replay).clone();
         if let Some(event) = replay {
             self.send_session(&connection, &event).await;
         }
         *current = Some(connection.clone());
         Ok(connection)
+    }
+
+    /// Sends the notification `method` now (when the process runs) and again to every process
+    /// restarted later, after its `initialize`: an extension's `flags`, which a restarted process
+    /// would otherwise not have.
+    pub(crate) async fn notify_remembered(&self, method: &str, params: Value) {
+        {
+            let mut remembered = lock(&self.remembered);
+            remembered.retain(|(known, _)| known != method);
+            remembered.push((method.to_owned(), params.clone()));
+        }
+        if let Some(connection) = self.live().await {
+            connection.notify(method, &params);
+        }
     }
 
     /// `on_session` of tool `index` of this process: the first tool given an event sends it, the
