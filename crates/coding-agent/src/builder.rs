@@ -354,8 +354,8 @@ impl SessionBuilder {
             session.set_ui(ui.clone());
         }
         // Custom tools and extensions load at the same time.
-        let ((mut custom, load_errors), loaded) =
-            tokio::join!(self.load_custom_tools(&session), self.load_extensions(&session));
+        let (tools, loaded) = tokio::join!(self.load_custom_tools(&session), self.load_extensions(&session));
+        let (mut custom, load_errors) = tools?;
         let (extensions, missing) = loaded?;
         custom.extend(extensions.install(&session));
         // pi's order: load failures, name conflicts, then paths that hold nothing.
@@ -435,23 +435,23 @@ impl SessionBuilder {
     }
 
     /// Discovers and loads the custom tools into `session`; returns the names registered and
-    /// everything that failed.
-    async fn load_custom_tools(&self, session: &AgentSession) -> (Vec<String>, Vec<LoadError>) {
+    /// everything that failed. A panic in discovery is [`BuildError::Interrupted`] (it was taken
+    /// for "no custom tools").
+    async fn load_custom_tools(&self, session: &AgentSession) -> Result<(Vec<String>, Vec<LoadError>), BuildError> {
         if self.tools == ToolSelection::None {
-            return (Vec::new(), Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         }
         let locations = {
             let global = self.paths.as_ref().map(AgentPaths::tools_dir);
             let cwd = self.cwd.clone();
             let configured = self.settings.custom_tools.clone();
             let cli = self.tool_paths.clone();
-            tokio::task::spawn_blocking(move || {
+            blocking(move || {
                 discover(global.as_deref(), &cwd, &configured, &cli, &|name| {
                     std::env::var(name).ok()
                 })
             })
-            .await
-            .unwrap_or_default()
+            .await?
         };
         let reserved: Vec<String> = session.tool_registry().iter().map(|t| t.name().to_owned()).collect();
         let reserved: Vec<&str> = reserved.iter().map(String::as_str).collect();
@@ -464,7 +464,7 @@ impl SessionBuilder {
         let (names, more_errors) = session.add_custom_tools(&loaded);
         let mut errors = loaded.errors;
         errors.extend(more_errors);
-        (names, errors)
+        Ok((names, errors))
     }
 }
 
