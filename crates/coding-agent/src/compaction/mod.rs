@@ -6,7 +6,7 @@
 //!   never before a pending preview, its reminder or an unanswered tool call — [`Protected`]) and
 //!   what to summarize.
 //! * [`Summarizer`]: pi's summary prompts and structured format, the file lists appended.
-//! * [`collect_entries_for_branch_summary`], [`Summarizer::summarize_branch`]: pi's summary of
+//! * `collect_entries_for_branch_summary`, [`Summarizer::summarize_branch`]: pi's summary of
 //!   the branch `/tree` leaves (`branch_summary` entries); [`TreeHook`] is its extension seam
 //!   (`session_before_tree`, `session_tree`).
 //! * [`CompactionHook`]: the seam through which extensions (`session_before_compact`,
