@@ -518,16 +518,23 @@ pub fn default_stream_fn() -> Option<Arc<dyn StreamFn>> {
 /// Sees (and may replace) the JSON body of a provider request before it is sent.
 #[async_trait]
 pub trait PayloadHook: Send + Sync {
-    /// Returns the body to send instead of `payload`; `None` sends it unchanged.
-    async fn on_payload(&self, payload: &Value, model: &Model) -> Option<Value>;
+    /// Returns the body to send instead of `payload`; `None` sends it unchanged. `cancel` is the
+    /// request's: cancelled when the run is aborted.
+    async fn on_payload(&self, payload: &Value, model: &Model, cancel: &CancellationToken) -> Option<Value>;
 }
 
 /// Told the status and headers (names lowercase) of a provider's successful response, before its
 /// body is read.
 #[async_trait]
 pub trait ResponseHook: Send + Sync {
-    /// Called once per request that got a response to stream.
-    async fn on_response(&self, status: u16, headers: &BTreeMap<String, String>, model: &Model);
+    /// Called once per request that got a response to stream; `cancel` is the request's.
+    async fn on_response(
+        &self,
+        status: u16,
+        headers: &BTreeMap<String, String>,
+        model: &Model,
+        cancel: &CancellationToken,
+    );
 }
 
 /// The hooks of a provider request; both empty by default (nothing is called).

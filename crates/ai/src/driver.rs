@@ -335,7 +335,7 @@ impl<P: WireProtocol> Driver<P> {
                 if !self.payload_done {
                     self.payload_done = true;
                     if let Some(hook) = self.request.hooks.on_payload.clone()
-                        && let Some(replaced) = hook.on_payload(&self.request.body, &self.model).await
+                        && let Some(replaced) = hook.on_payload(&self.request.body, &self.model, &self.cancel).await
                     {
                         self.request.body = replaced;
                     }
@@ -350,7 +350,8 @@ impl<P: WireProtocol> Driver<P> {
                 match self.client.post_stream(&request, &self.cancel).await {
                     Ok((head, body)) => {
                         if let Some(hook) = self.request.hooks.on_response.clone() {
-                            hook.on_response(head.status, &head.headers, &self.model).await;
+                            hook.on_response(head.status, &head.headers, &self.model, &self.cancel)
+                                .await;
                         }
                         self.body = Some(Box::pin(body));
                     }

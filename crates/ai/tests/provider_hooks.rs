@@ -17,6 +17,7 @@ use pi_agent_core::{
 use pi_ai::{HttpClient, HttpOptions, Providers};
 use pi_test_support::{MockServer, Reply};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 #[derive(Default)]
 struct Recorder {
@@ -26,7 +27,7 @@ struct Recorder {
 
 #[async_trait]
 impl PayloadHook for Recorder {
-    async fn on_payload(&self, payload: &Value, _model: &Model) -> Option<Value> {
+    async fn on_payload(&self, payload: &Value, _model: &Model, _cancel: &CancellationToken) -> Option<Value> {
         self.payloads.lock().unwrap().push(payload.clone());
         let mut replaced = payload.clone();
         replaced["x_hooked"] = json!(true);
@@ -36,7 +37,13 @@ impl PayloadHook for Recorder {
 
 #[async_trait]
 impl ResponseHook for Recorder {
-    async fn on_response(&self, status: u16, headers: &BTreeMap<String, String>, _model: &Model) {
+    async fn on_response(
+        &self,
+        status: u16,
+        headers: &BTreeMap<String, String>,
+        _model: &Model,
+        _cancel: &CancellationToken,
+    ) {
         self.responses.lock().unwrap().push((status, headers.clone()));
     }
 }
@@ -136,4 +143,53 @@ async fn a_refused_request_never_reaches_the_response_hook() {
     run(&model("anthropic-messages", server.url("/v1")), &recorder).await;
     assert_eq!(recorder.payloads.lock().unwrap().len(), 1);
     assert!(recorder.responses.lock().unwrap().is_empty());
+}
+
+/// A payload hook that waits until its request is cancelled (an extension's
+/// `before_provider_request` handler waiting on `ctx.signal`).
+struct WaitsForAbort;
+
+#[async_trait]
+impl PayloadHook for WaitsForAbort {
+    async fn on_payload(&self, _payload: &Value, _model: &Model, cancel: &CancellationToken) -> Option<Value> {
+        cancel.cancelled().await;
+        None
+    }
+}
+
+#[tokio::test]
+async fn an_abort_reaches_the_payload_hook_through_its_token() {
+    let server = MockServer::start(vec![reply()]).await;
+    let model = model("openai-completions", server.url("/v1"));
+    let messages = [AgentMessage::user("hi")];
+    let context = LlmContext {
+        system_prompt: "sys",
+        messages: &messages,
+        tools: &[],
+    };
+    let cancel = CancellationToken::new();
+    let options = StreamOptions {
+        api_key: Some("k".into()),
+        cancel: cancel.clone(),
+        provider_hooks: ProviderHooks {
+            on_payload: Some(Arc::new(WaitsForAbort)),
+            on_response: None,
+        },
+        ..StreamOptions::default()
+    };
+    let abort = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancel.cancel();
+    });
+    let events = tokio::time::timeout(
+        Duration::from_secs(10),
+        Providers::new(client())
+            .stream(&model, &context, &options)
+            .collect::<Vec<_>>(),
+    )
+    .await
+    .expect("the hook returns once the request is aborted");
+    abort.await.unwrap();
+    assert!(!events.is_empty());
+    assert!(server.requests().is_empty(), "an aborted request is not sent");
 }

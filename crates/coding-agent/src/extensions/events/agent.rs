@@ -130,18 +130,22 @@ impl MessageEndHook for Hooks {
 
 #[async_trait]
 impl PayloadHook for Hooks {
-    async fn on_payload(&self, payload: &Value, _model: &Model) -> Option<Value> {
+    async fn on_payload(&self, payload: &Value, _model: &Model, cancel: &CancellationToken) -> Option<Value> {
         let extensions = current(&self.slot).filter(|e| e.has("before_provider_request"))?;
         self.queue.drained().await;
-        extensions
-            .before_provider_request(payload, &CancellationToken::new())
-            .await
+        extensions.before_provider_request(payload, cancel).await
     }
 }
 
 #[async_trait]
 impl ResponseHook for Hooks {
-    async fn on_response(&self, status: u16, headers: &BTreeMap<String, String>, _model: &Model) {
+    async fn on_response(
+        &self,
+        status: u16,
+        headers: &BTreeMap<String, String>,
+        _model: &Model,
+        cancel: &CancellationToken,
+    ) {
         let Some(extensions) = current(&self.slot).filter(|e| e.has("after_provider_response")) else {
             return;
         };
@@ -150,7 +154,7 @@ impl ResponseHook for Hooks {
             .emit(
                 "after_provider_response",
                 || json!({"status": status, "headers": headers}),
-                &CancellationToken::new(),
+                cancel,
             )
             .await;
     }
