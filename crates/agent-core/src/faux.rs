@@ -397,7 +397,8 @@ impl StreamFn for FauxModel {
         let model = model.clone();
         let cancel = options.cancel.clone();
         let reported = stream::once(async move {
-            hook.on_response(200, &std::collections::BTreeMap::new(), &model, &cancel).await;
+            hook.on_response(200, &std::collections::BTreeMap::new(), &model, &cancel)
+                .await;
         });
         Box::pin(reported.filter_map(|()| async { None }).chain(events))
     }
