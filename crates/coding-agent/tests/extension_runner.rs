@@ -502,3 +502,94 @@ def nudge(args, ctx):
     assert_eq!(sent, ["hello (via input)"]);
     extensions.shutdown().await;
 }
+
+/// pi-ai's `complete()` from an extension (`ai.complete`): the session's model called with the
+/// extension's context through pi's model boundary (the faux model here), the answer returned as
+/// pi's `AssistantMessage`; a model the registry does not know rejects.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_calls_the_model_with_complete() {
+    if crate::extension_support::node().await.is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let entry = crate::extension_support::write(
+        dir.path(),
+        "ask.mjs",
+        r#"import { complete } from "@mariozechner/pi-ai";
+export default function (pi) {
+  pi.registerCommand("ask", {
+    handler: async (args, ctx) => {
+      const auth = await ctx.modelRegistry.getApiKeyAndHeaders(ctx.model);
+      const response = await complete(
+        ctx.model,
+        { systemPrompt: "Be brief.", messages: [{ role: "user", content: [{ type: "text", text: args }], timestamp: Date.now() }] },
+        { apiKey: auth.apiKey, maxTokens: 100 },
+      );
+      const text = response.content.filter((c) => c.type === "text").map((c) => c.text).join("");
+      let missing;
+      try {
+        await complete({ provider: "nowhere", id: "none" }, { messages: [] });
+      } catch (error) {
+        missing = error.message;
+      }
+      pi.appendEntry("answer", { role: response.role, text, stop: response.stopReason, ok: auth.ok, missing });
+    },
+  });
+}
+"#,
+    );
+    let faux = FauxModel::new();
+    faux.set_responses([pi_agent_core::faux::faux_assistant_text("Forty-two.")]);
+    let built = SessionBuilder::new(dir.path(), faux.model())
+        .stream_fn(Arc::new(faux.clone()))
+        .context_files(false)
+        .extensions(ExtensionSetup {
+            paths: vec![entry],
+            no_extensions: true,
+            resolved: Vec::new(),
+        })
+        .build()
+        .await
+        .unwrap();
+    let extensions = built.extensions;
+    assert!(extensions.load_errors().is_empty(), "{:?}", extensions.load_errors());
+    let app = App::new(
+        built.session,
+        SessionManager::in_memory(dir.path()),
+        Arc::new(ModelRegistry::builtin()),
+        None,
+        Arc::new(|warning| panic!("{warning}")),
+    );
+    extensions.attach(&app);
+    app.set_extension_runner(Some(extensions.runner()));
+    assert_eq!(extensions.run_command("/ask What is the answer?").await, Some(Ok(())));
+    let mut answer = None;
+    for _ in 0..200 {
+        answer = app.with_store(|store| {
+            store.entries().iter().find_map(|entry| match &entry.kind {
+                pi_session_store::EntryKind::Custom { custom_type, data } if custom_type == "answer" => data.clone(),
+                _ => None,
+            })
+        });
+        if answer.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(
+        answer,
+        Some(json!({
+            "role": "assistant",
+            "text": "Forty-two.",
+            "stop": "stop",
+            "ok": true,
+            "missing": "Model not found: nowhere/none",
+        }))
+    );
+    assert_eq!(faux.call_count(), 1);
+    assert!(
+        app.session().agent().messages().is_empty(),
+        "a complete() call stays out of the transcript"
+    );
+    extensions.shutdown().await;
+}

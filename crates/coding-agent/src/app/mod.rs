@@ -53,6 +53,17 @@ pub enum AppError {
     /// Another navigation of the session tree (and its branch summary) is under way.
     #[error("Already navigating the session tree; wait for it or abort its summary")]
     Navigating,
+    /// An extension's model call (`ai.complete`) named a model the registry does not know.
+    #[error("Model not found: {provider}/{id}")]
+    ModelNotFound {
+        /// The provider asked for.
+        provider: String,
+        /// The model id asked for.
+        id: String,
+    },
+    /// No model can be called (no stream function is configured).
+    #[error("No model selected")]
+    NoModel,
     /// Listing the sessions was interrupted (its blocking task panicked or was cancelled).
     #[error("listing sessions was interrupted: {0}")]
     Interrupted(#[from] tokio::task::JoinError),
@@ -636,6 +647,8 @@ fn custom_parts(custom: &CustomMessage) -> (String, UserContent, bool, Option<Va
 }
 
 mod compact;
+mod complete;
+pub(crate) use complete::CompleteRequest;
 mod extensions;
 mod switching;
 pub use extensions::{ModelSelectSource, SessionStartReason, ShutdownReason, unless_cancelled};

@@ -36,6 +36,7 @@ pub use hook::{
 };
 pub use prepare::{CompactionPreparation, FileOps, Protected, prepare_compaction};
 pub(crate) use state::CompactionState;
+pub(crate) use summary::final_message;
 pub use summary::{
     SUMMARIZATION_PROMPT, SUMMARIZATION_SYSTEM_PROMPT, Summarizer, TURN_PREFIX_SUMMARIZATION_PROMPT,
     UPDATE_SUMMARIZATION_PROMPT, format_file_operations, serialize_conversation,

@@ -214,6 +214,27 @@ pub fn format_file_operations(read_files: &[String], modified_files: &[String]) 
     format!("\n\n{}", sections.join("\n\n"))
 }
 
+/// The message a model call ends with: its `done` or `error` message; a stream that ends
+/// without either gives the last partial message as an error.
+pub(crate) async fn final_message(mut stream: pi_agent_core::AssistantMessageStream) -> AssistantMessage {
+    let mut last = AssistantMessage::default();
+    while let Some(event) = stream.next().await {
+        match event {
+            AssistantMessageEvent::Done { message, .. } => return message,
+            AssistantMessageEvent::Error { error, .. } => return error,
+            other => {
+                if let Some(partial) = other.partial() {
+                    last = (**partial).clone();
+                }
+            }
+        }
+    }
+    last.stop_reason = StopReason::Error;
+    last.error_message
+        .get_or_insert_with(|| "The stream ended without a message".to_owned());
+    last
+}
+
 /// The model and how to call it for a summary.
 #[derive(Clone)]
 pub struct Summarizer {
@@ -268,23 +289,7 @@ impl Summarizer {
             messages: &messages,
             tools: &[],
         };
-        let mut stream = self.stream_fn.stream(&self.model, &context, &options);
-        let mut last = AssistantMessage::default();
-        while let Some(event) = stream.next().await {
-            match event {
-                AssistantMessageEvent::Done { message, .. } => return message,
-                AssistantMessageEvent::Error { error, .. } => return error,
-                other => {
-                    if let Some(partial) = other.partial() {
-                        last = (**partial).clone();
-                    }
-                }
-            }
-        }
-        last.stop_reason = StopReason::Error;
-        last.error_message
-            .get_or_insert_with(|| "The stream ended without a message".to_owned());
-        last
+        final_message(self.stream_fn.stream(&self.model, &context, &options)).await
     }
 
     async fn text(

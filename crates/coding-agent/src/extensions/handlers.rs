@@ -12,6 +12,7 @@ use pi_agent_core::{AgentMessage, AgentTool, CustomMessage, ToolContext, ToolUpd
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::hub::Hub;
 use crate::app::unless_cancelled;
@@ -134,10 +135,20 @@ impl Handler for ExtensionHandlers {
             method if method.starts_with("pi.") || method.starts_with("ctx.") => {
                 self.session_call(method, params).await
             }
-            "ai.complete" => Err(RpcError::new(
-                METHOD_NOT_FOUND,
-                "ai.complete is not supported yet by this pi",
-            )),
+            "ai.complete" => {
+                let app = self
+                    .hub
+                    .app()
+                    .ok_or_else(|| failed("ai.complete is not available before the session starts"))?;
+                let request: crate::app::CompleteRequest = self::params(params)?;
+                // The extension stops waiting on its own `signal`; the call itself ends with its
+                // process (the connection's requests are dropped when it closes).
+                let message = app
+                    .complete(request, &CancellationToken::new())
+                    .await
+                    .map_err(|error| failed(error.to_string()))?;
+                serde_json::to_value(AgentMessage::Assistant(message)).map_err(|error| failed(error.to_string()))
+            }
             _ => tool_request(connection, method, params).await,
         }
     }

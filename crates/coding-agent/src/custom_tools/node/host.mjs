@@ -959,7 +959,7 @@ function makeExec(cwd) {
 /**
  * pi's `ModelRegistry` over the models pi sent, read through `source` at each call (`all`, and
  * `available`: indexes into `all`, or `undefined` for all of them): `getAll()`, `getAvailable()`,
- * `find(provider, id)`, `getApiKey(model)` and `getApiKeyForProvider(provider)` (asked of pi at
+ * `find(provider, id)`, `getApiKey(model)`, `getApiKeyAndHeaders(model)` and `getApiKeyForProvider(provider)` (asked of pi at
  * each call; pi redacts keys from what this process says), `isUsingOAuth()` (false: pi in Rust
  * keeps no OAuth credentials), `refresh()` (nothing to do: pi sends the current list) and
  * `getError()` (`undefined`).
@@ -976,6 +976,9 @@ function makeModelRegistry(request, source) {
     find: (provider, modelId) => source.all.find((m) => m?.provider === provider && m?.id === modelId),
     getApiKey: (model) => askKey(modelRef(model)),
     getApiKeyForProvider: (provider) => askKey({ provider: String(provider), id: "" }),
+    // pi 0.73's `{ok, apiKey?, headers?}`; the headers of models.json are added by pi when the
+    // extension calls the model through `complete()`.
+    getApiKeyAndHeaders: async (model) => ({ ok: true, apiKey: await askKey(modelRef(model)), headers: undefined }),
     isUsingOAuth: () => false,
     refresh() {},
     getError: () => undefined,
