@@ -39,7 +39,14 @@ pub struct Step {
     pub name: &'static str,
     /// What the step does.
     pub action: Action,
+    /// A cargo step running longer is stopped (with every process it started) and fails: a test
+    /// that hangs ends CI with its name (libtest prints "has been running for over 60 seconds")
+    /// instead of holding it until the machine's limit.
+    pub limit: Option<Duration>,
 }
+
+/// The limit of the test steps: several times what they take on a loaded 2-core machine.
+pub const TEST_LIMIT: Duration = Duration::from_secs(40 * 60);
 
 impl Step {
     /// The step as a command line a developer could run by hand.
@@ -71,34 +78,42 @@ pub fn steps(locked: bool) -> Vec<Step> {
         Step {
             name: "fmt",
             action: cargo(&["fmt", "--all", "--", "--check"], &[]),
+            limit: None,
         },
         Step {
             name: "clippy",
             action: cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[]),
+            limit: None,
         },
         Step {
             name: "test",
             action: cargo(&["test", "--workspace", "--all-targets"], TEST_ENV),
+            limit: Some(TEST_LIMIT),
         },
         Step {
             name: "doctest",
             action: cargo(&["test", "--workspace", "--doc"], TEST_ENV),
+            limit: Some(TEST_LIMIT),
         },
         Step {
             name: "example",
             action: cargo(&["run", "-p", "pi-coding-agent", "--example", "embed"], &[]),
+            limit: None,
         },
         Step {
             name: "snapshots",
             action: Action::Snapshots,
+            limit: None,
         },
         Step {
             name: "layers",
             action: Action::Layers,
+            limit: None,
         },
         Step {
             name: "doc",
             action: cargo(&["doc", "--workspace", "--no-deps"], DOC_ENV),
+            limit: None,
         },
     ]
 }
@@ -134,11 +149,22 @@ pub fn run(root: &Path) -> Result<()> {
 fn run_step(root: &Path, step: &Step) -> Result<()> {
     match &step.action {
         Action::Cargo { args, env } => {
-            let status = crate::cargo(root)
+            let mut child = crate::cargo(root)
                 .args(args)
                 .envs(env.iter().copied())
-                .status()
+                .spawn()
                 .with_context(|| format!("could not start `{}`", step.describe()))?;
+            let status = match step.limit {
+                None => child.wait()?,
+                Some(limit) => match wait_within(&mut child, limit)? {
+                    Some(status) => status,
+                    None => bail!(
+                        "`{}` ran longer than {} and was stopped (a test that hangs: see \"has been running for over 60 seconds\" above)",
+                        step.describe(),
+                        format_duration(limit)
+                    ),
+                },
+            };
             if !status.success() {
                 bail!("`{}` exited with {status}", step.describe());
             }
@@ -147,6 +173,59 @@ fn run_step(root: &Path, step: &Step) -> Result<()> {
         Action::Snapshots => crate::snapshots::run(root),
         Action::Layers => crate::layers::run(root),
     }
+}
+
+/// The child's exit status, or `None` once `limit` passed: then it is killed with every process
+/// it started (cargo's test binaries and their children).
+fn wait_within(child: &mut std::process::Child, limit: Duration) -> Result<Option<std::process::ExitStatus>> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            let mut pids = descendants(child.id());
+            pids.push(child.id());
+            let _ = std::process::Command::new("kill")
+                .arg("-KILL")
+                .args(pids.iter().map(u32::to_string))
+                .status();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Every process below `pid` (children, their children, …), from `/proc`.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(id) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: the name may hold spaces and parentheses; the last `)` ends it.
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(ppid) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|ppid| ppid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        parents.push((id, ppid));
+    }
+    let mut found = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        for &(id, _) in parents.iter().filter(|(_, ppid)| *ppid == parent) {
+            found.push(id);
+            frontier.push(id);
+        }
+    }
+    found
 }
 
 /// `42.1s` under a minute, `12m05s` above.
@@ -178,6 +257,39 @@ mod tests {
                 "cargo xtask layers",
                 "RUSTDOCFLAGS=\"-D warnings\" cargo doc --workspace --no-deps --locked",
             ]
+        );
+    }
+
+    #[test]
+    fn a_step_over_its_limit_is_stopped_with_the_processes_it_started() {
+        let dir = std::env::temp_dir().join(format!("xtask-limit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let marker = dir.join("grandchild.pid");
+        // A child that starts a grandchild and waits for it, as cargo waits for a test binary.
+        let script = format!("sleep 600 & echo $! > {}; wait", marker.display());
+        let mut child = std::process::Command::new("sh").args(["-c", &script]).spawn().unwrap();
+        let started = Instant::now();
+        assert!(wait_within(&mut child, Duration::from_secs(1)).unwrap().is_none());
+        assert!(started.elapsed() < Duration::from_secs(30));
+        let grandchild = std::fs::read_to_string(&marker).unwrap();
+        let grandchild = grandchild.trim();
+        // Killed, so at most a zombie until init reaps it.
+        let stat = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        assert!(
+            matches!(state, None | Some("Z")),
+            "the grandchild {grandchild} still runs: {stat}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+
+        let mut quick = std::process::Command::new("true").spawn().unwrap();
+        assert!(
+            wait_within(&mut quick, Duration::from_secs(30))
+                .unwrap()
+                .unwrap()
+                .success()
         );
     }
 
