@@ -417,9 +417,7 @@ impl AgentSession {
                 .retry_failed_runs(&inner.agent, |event| inner.emit(event))
                 .await;
         }
-        if self.inner.has_extensions.load(Ordering::SeqCst) {
-            self.inner.extension_queue.drained().await;
-        }
+        self.extension_events_drained().await;
         if let Some(base) = base_prompt {
             self.inner.agent.set_system_prompt(base);
         }
@@ -435,9 +433,7 @@ impl AgentSession {
             .retry
             .retry_failed_runs(&inner.agent, |event| inner.emit(event))
             .await;
-        if inner.has_extensions.load(Ordering::SeqCst) {
-            inner.extension_queue.drained().await;
-        }
+        self.extension_events_drained().await;
         Ok(())
     }
 
