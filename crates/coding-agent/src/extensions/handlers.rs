@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use pi_agent_core::{AgentMessage, AgentTool, CustomMessage, ToolContext, ToolUpdateSink, lock};
+use pi_agent_core::{AgentMessage, AgentTool, ToolContext, ToolUpdateSink, lock};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -321,14 +321,8 @@ impl ExtensionHandlers {
         match method {
             "pi.sendMessage" => {
                 let send: SendMessage = self::params(params)?;
-                let mut fields = send.message;
-                fields
-                    .entry("timestamp")
-                    .or_insert_with(|| json!(pi_agent_core::now_ms()));
-                let message = AgentMessage::Custom(CustomMessage {
-                    role: "custom".into(),
-                    fields,
-                });
+                let message = super::events::custom_message(&Value::Object(send.message))
+                    .ok_or_else(|| RpcError::invalid_params("sendMessage: the message needs a customType"))?;
                 deliver(&app, message, send.options.unwrap_or_default());
                 Ok(Value::Null)
             }

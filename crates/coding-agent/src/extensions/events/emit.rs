@@ -561,7 +561,9 @@ impl Extensions {
 
 /// An injected `{customType, content, display, details?}` as the custom message pi sends and
 /// stores (`role: "custom"`, stamped now).
-fn custom_message(message: &Value) -> Option<AgentMessage> {
+/// pi's custom message from an extension's `{customType, content, display?, details?}` (the
+/// `before_agent_start` messages, `pi.sendMessage`); `None` without a `customType`.
+pub(crate) fn custom_message(message: &Value) -> Option<AgentMessage> {
     let custom_type = message.get("customType")?.as_str()?;
     let mut fields = json!({
         "role": "custom",

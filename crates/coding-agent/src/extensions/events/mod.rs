@@ -23,6 +23,7 @@ mod error;
 mod queue;
 
 pub(crate) use agent::{AgentEvents, install_agent_hooks};
+pub(crate) use emit::custom_message;
 pub use emit::{
     AgentStartOutcome, Extensions, InputOutcome, InputSource, ResourcePath, ResourcePaths, ToolCallOutcome,
     ToolResultPatch, UserBashResult,
