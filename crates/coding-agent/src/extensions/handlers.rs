@@ -225,20 +225,10 @@ impl ExtensionHandlers {
         let path = text_of(params, "path").unwrap_or_default();
         let session = app.session();
         for tool in late.tools {
+            // Far from the indexes given at load, and distinct per tool of the session.
             let index = usize::MAX - session.tool_registry().iter().count();
-            let custom: Arc<dyn crate::custom_tools::CustomTool> = Arc::new(
-                crate::custom_tools::process::ProcessTool::new(host.clone(), index, tool.definition),
-            );
-            let loaded = crate::custom_tools::CustomTools {
-                tools: vec![crate::custom_tools::LoadedTool {
-                    tool: custom,
-                    origin: path.clone(),
-                    path: Some(std::path::PathBuf::from(&path)),
-                    kind: crate::custom_tools::ToolKind::Process,
-                }],
-                errors: Vec::new(),
-            };
-            let (added, failed) = session.add_custom_tools(&loaded);
+            let tool = crate::custom_tools::process::ProcessTool::new(host.clone(), index, tool.definition);
+            let (added, failed) = super::add_process_tool(session, tool, &path);
             for error in failed {
                 self.hub.report(&super::events::ExtensionError::Process {
                     extension: path.clone(),

@@ -303,12 +303,15 @@ impl Extensions {
         let mut owners: HashMap<String, String> = HashMap::new();
         let mut names = Vec::new();
         let mut errors = Vec::new();
+        // A tool's index is its place among the tools of its process (extensions share a Node
+        // host): the host sends a session event once per process, told apart by these indexes.
+        let mut next_index: HashMap<usize, usize> = HashMap::new();
         for hosted in self.hub.extensions() {
             let Some(host) = self.hub.process(hosted.process) else {
                 continue;
             };
             let path = hosted.registration.path.clone();
-            for (index, tool) in hosted.registration.tools.iter().enumerate() {
+            for tool in &hosted.registration.tools {
                 let name = tool.name().to_owned();
                 if let Some(owner) = owners.get(&name) {
                     errors.push(ExtensionLoadError {
@@ -318,32 +321,12 @@ impl Extensions {
                     continue;
                 }
                 owners.insert(name.clone(), path.clone());
-                let custom: Arc<dyn CustomTool> =
-                    Arc::new(ProcessTool::new(host.clone(), index, tool.definition.clone()));
-                if OVERRIDABLE_TOOLS.contains(&name.as_str())
-                    && session.override_builtin(custom.clone(), Some(PathBuf::from(&path)))
-                {
-                    session.ui().notify(
-                        &format!("Extension tool \"{name}\" overrides the built-in tool"),
-                        crate::NotifyKind::Warning,
-                    );
-                    continue;
-                }
-                let loaded = CustomTools {
-                    tools: vec![LoadedTool {
-                        tool: custom,
-                        origin: path.clone(),
-                        path: Some(PathBuf::from(&path)),
-                        kind: ToolKind::Process,
-                    }],
-                    errors: Vec::new(),
-                };
-                let (added, failed) = session.add_custom_tools(&loaded);
+                let index = next_index.entry(hosted.process).or_insert(0);
+                let tool = ProcessTool::new(host.clone(), *index, tool.definition.clone());
+                *index += 1;
+                let (added, failed) = add_process_tool(session, tool, &path);
                 names.extend(added);
-                errors.extend(failed.into_iter().map(|error| ExtensionLoadError {
-                    path: error.origin,
-                    error: error.error,
-                }));
+                errors.extend(failed);
             }
         }
         lock(&self.errors).extend(errors);
@@ -548,6 +531,43 @@ impl Extensions {
         let processes = self.hub.processes();
         futures::future::join_all(processes.iter().map(|host| host.shutdown())).await;
     }
+}
+
+/// Adds an extension's tool to `session`: in the place of the built-in of its name when it may
+/// override one (with pi's notice), else as a custom tool. The names added, and what failed.
+pub(crate) fn add_process_tool(
+    session: &AgentSession,
+    tool: ProcessTool,
+    path: &str,
+) -> (Vec<String>, Vec<ExtensionLoadError>) {
+    let name = tool.name().to_owned();
+    let custom: Arc<dyn CustomTool> = Arc::new(tool);
+    if OVERRIDABLE_TOOLS.contains(&name.as_str()) && session.override_builtin(custom.clone(), Some(PathBuf::from(path)))
+    {
+        session.ui().notify(
+            &format!("Extension tool \"{name}\" overrides the built-in tool"),
+            crate::NotifyKind::Warning,
+        );
+        return (Vec::new(), Vec::new());
+    }
+    let loaded = CustomTools {
+        tools: vec![LoadedTool {
+            tool: custom,
+            origin: path.to_owned(),
+            path: Some(PathBuf::from(path)),
+            kind: ToolKind::Process,
+        }],
+        errors: Vec::new(),
+    };
+    let (added, failed) = session.add_custom_tools(&loaded);
+    let failed = failed
+        .into_iter()
+        .map(|error| ExtensionLoadError {
+            path: error.origin,
+            error: error.error,
+        })
+        .collect();
+    (added, failed)
 }
 
 /// `error` for every path.
