@@ -181,10 +181,12 @@ impl Extensions {
         api: &ToolApi,
         options: &LoadOptions,
     ) -> Result<Vec<(usize, Hosted)>, Vec<ExtensionLoadError>> {
+        // A manifest's process runs where its manifest says, and registers under the manifest's
+        // path; the Node host runs in the session's working directory.
         let (spec, paths, mut failed, forced_path) = match launch {
             Launch::Node(entries) => {
                 let names: Vec<String> = entries.iter().map(|e| e.display().to_string()).collect();
-                match node::host_spec(&entries, options.env.clone(), api.cache_dir()).await {
+                match node::host_spec(&entries, api.cwd(), options.env.clone(), api.cache_dir()).await {
                     Ok((spec, loadable, failed)) => {
                         let failed: Vec<ExtensionLoadError> = failed
                             .into_iter()
@@ -211,11 +213,6 @@ impl Extensions {
                 (spec, vec![path.clone()], Vec::new(), Some(path))
             }
         };
-        let spec_dir = match &forced_path {
-            Some(_) => spec.dir.clone(),
-            None => api.cwd().to_path_buf(),
-        };
-        let spec = ProcessSpec { dir: spec_dir, ..spec };
         let handlers = Arc::new(ExtensionHandlers::new(self.hub.clone(), self.builtins.clone()));
         let protocol = self.protocol(api, options, handlers.clone());
         let (host, answer) = match Host::start_with(spec, api.clone(), protocol).await {

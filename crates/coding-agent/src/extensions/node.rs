@@ -14,14 +14,15 @@ use crate::custom_tools::process::ProcessSpec;
 /// How the Node host names itself in load errors.
 pub(crate) const NODE_HOST_LABEL: &str = "node extension host";
 
-/// The Node host's command for `entries` (at least one), and the entries that cannot be part of it (a
-/// TypeScript file that does not transpile), each with its error. The command runs in the current
-/// directory: the caller sets the session's.
+/// The Node host's command for `entries` (at least one), run in `cwd` (the session's), and the
+/// entries that cannot be part of it (a TypeScript file that does not transpile), each with its
+/// error.
 ///
 /// Public for the extension host's integration tests, which start the host from this command.
 #[doc(hidden)]
 pub async fn host_spec(
     entries: &[PathBuf],
+    cwd: &Path,
     env: EnvLookup,
     cache: Option<&Path>,
 ) -> Result<(ProcessSpec, Vec<PathBuf>, Vec<(PathBuf, String)>), NodeError> {
@@ -56,7 +57,7 @@ pub async fn host_spec(
         program: node,
         args,
         env: std::collections::BTreeMap::new(),
-        dir: PathBuf::from("."),
+        dir: cwd.to_path_buf(),
         timeout: crate::custom_tools::node::CALL_TIMEOUT,
         label: NODE_HOST_LABEL.to_owned(),
     };
@@ -123,7 +124,9 @@ mod tests {
             _ => None,
         });
         let entries = [dir.path().join("first.mjs"), dir.path().join("second.ts")];
-        let error = host_spec(&entries, env, Some(dir.path())).await.unwrap_err();
+        let error = host_spec(&entries, dir.path(), env, Some(dir.path()))
+            .await
+            .unwrap_err();
         assert!(
             matches!(&error, NodeError::TooOldForTypeScript { entry, .. } if *entry == entries[1]),
             "{error:?}"

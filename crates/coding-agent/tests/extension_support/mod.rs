@@ -83,9 +83,9 @@ impl ExtHost {
                 std::env::var(name).ok()
             }
         });
-        let (spec, _loadable, failed) = host_spec(entries, env, Some(&cache)).await.unwrap();
+        let (spec, _loadable, failed) = host_spec(entries, cwd, env, Some(&cache)).await.unwrap();
         let mut command = tokio::process::Command::new(&spec.program);
-        command.args(&spec.args).envs(&spec.env).current_dir(cwd);
+        command.args(&spec.args).envs(&spec.env).current_dir(&spec.dir);
         Some(ExtHost {
             io: JsonLinesChild::spawn(command, MESSAGE_TIMEOUT),
             script: HashMap::new(),
