@@ -178,6 +178,14 @@ pub struct Args {
     #[arg(long = "no-prompt-templates")]
     pub no_prompt_templates: bool,
 
+    /// Load a theme file or directory (can be used multiple times)
+    #[arg(long = "theme", value_name = "path")]
+    pub theme: Vec<String>,
+
+    /// Disable theme discovery and loading
+    #[arg(long = "no-themes")]
+    pub no_themes: bool,
+
     /// Force verbose startup (overrides quietStartup setting)
     #[arg(long)]
     pub verbose: bool,

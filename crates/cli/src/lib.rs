@@ -15,6 +15,7 @@ mod packages;
 mod resources_header;
 mod sessions;
 mod terminal;
+pub mod themes;
 
 pub use args::{Args, ArgsError, Mode};
 pub use error::CliError;
@@ -190,6 +191,8 @@ pub struct Prepared {
     /// What the session's resources and system prompt were built from (extended with the paths
     /// of `resources_discover`).
     pub prompt_recipe: PromptRecipe,
+    /// The interactive mode's themes and the one to start with (`None` in the other modes).
+    pub themes: Option<(themes::Themes, themes::ActiveTheme)>,
 }
 
 /// What a program embedding `pi` adds to it or changes.
@@ -294,6 +297,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         skill_commands,
         extensions,
         prompt_recipe: _,
+        themes,
     } = prepared;
     let session = app.session().clone();
     match args.mode() {
@@ -334,8 +338,18 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 Vec::new()
             };
             header.extend(resource_notices(&session.resources(), show_header));
+            let (themes, active) = themes.unwrap_or_else(|| (themes::Themes::default(), themes::ActiveTheme::dark()));
+            header.extend(resources_header::theme_notices(&themes, show_header));
+            let mode = pi_tui::ColorMode::from_env();
             let options = crate::modes::interactive::InteractiveOptions {
                 header,
+                theme: active.theme.for_mode(mode),
+                theme_watch: (active
+                    .watch
+                    .map(|path| crate::modes::interactive::ThemeWatch { path, mode })),
+                notices: (active.error.into_iter())
+                    .map(|error| (error, crate::modes::interactive::NoticeKind::Error))
+                    .collect(),
                 skill_commands,
                 initial: prompts.messages,
                 requests: tui_requests,
@@ -518,7 +532,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         let warn_to = io.stderr.clone();
         (Arc::new(move |warning| say(&warn_to, &warning)), None)
     };
-    let (session, rpc_ui, tui_requests, extensions, prompt_recipe) = build_session(
+    let (session, rpc_ui, tui_requests, extensions, prompt_recipe, themes) = build_session(
         args,
         &settings,
         &choice,
@@ -574,6 +588,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         skill_commands: skill_commands_enabled(&settings),
         extensions,
         prompt_recipe,
+        themes,
     }))
 }
 
@@ -635,9 +650,9 @@ fn tool_selection(args: &Args) -> ToolSelection {
     }
 }
 
-/// Where pi's skills and prompt templates are looked for: the default places, both settings
-/// files' `skills` / `prompts`, `--skill` and `--prompt-template` (`--no-skills` and
-/// `--no-prompt-templates` keep only these).
+/// Where pi's skills, prompt templates and themes are looked for: the default places, both
+/// settings files' `skills` / `prompts` / `themes`, `--skill`, `--prompt-template` and `--theme`
+/// (`--no-skills`, `--no-prompt-templates` and `--no-themes` keep only these).
 fn resource_options(args: &Args, cwd: &Path, paths: &AgentPaths) -> ResourceOptions {
     ResourceOptions {
         cwd: cwd.to_path_buf(),
@@ -647,8 +662,10 @@ fn resource_options(args: &Args, cwd: &Path, paths: &AgentPaths) -> ResourceOpti
         project_settings_file: Some(project_settings_file(cwd)),
         skill_paths: args.skill.clone(),
         prompt_paths: args.prompt_template.clone(),
+        theme_paths: args.theme.clone(),
         no_skills: args.no_skills,
         no_prompt_templates: args.no_prompt_templates,
+        no_themes: args.no_themes,
         ..ResourceOptions::default()
     }
 }
@@ -661,6 +678,7 @@ type PreparedSession = (
     Option<tokio::sync::mpsc::UnboundedReceiver<crate::modes::interactive::UiRequest>>,
     Arc<Extensions>,
     PromptRecipe,
+    Option<(themes::Themes, themes::ActiveTheme)>,
 );
 
 /// Builds the session with [`SessionBuilder`] from the flags and settings; custom tools that fail
@@ -681,6 +699,13 @@ async fn build_session(
     let mut resources = resource_options(args, cwd, paths);
     resources.package_skills = packages.extras(pi_coding_agent::packages::ResourceKind::Skills);
     resources.package_prompts = packages.extras(pi_coding_agent::packages::ResourceKind::Prompts);
+    resources.package_themes = packages.extras(pi_coding_agent::packages::ResourceKind::Themes);
+    // Only the interactive mode draws with a theme.
+    let themes = if uses_tui(args, io) {
+        Some(themes::load(resources.clone(), settings, paths).await)
+    } else {
+        None
+    };
     let mut builder = SessionBuilder::new(cwd, choice.model.clone())
         .thinking(choice.thinking)
         .settings(settings.clone())
@@ -740,6 +765,7 @@ async fn build_session(
         tui_requests,
         Arc::new(built.extensions),
         built.prompt_recipe,
+        themes,
     ))
 }
 

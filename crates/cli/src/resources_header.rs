@@ -39,6 +39,21 @@ pub fn resource_notices(resources: &Resources, listing: bool) -> Vec<String> {
     notices
 }
 
+/// What the interactive mode says about the themes: `[Themes]` with the custom themes' names
+/// (with the header), `[Theme conflicts]` with the problems (always), as pi does.
+pub(crate) fn theme_notices(themes: &crate::themes::Themes, listing: bool) -> Vec<String> {
+    let mut notices = Vec::new();
+    if listing && !themes.loaded.is_empty() {
+        let mut names: Vec<&str> = themes.loaded.iter().map(|t| t.name()).collect();
+        names.sort_unstable();
+        notices.push(format!("[Themes]\n  {}", names.join(", ")));
+    }
+    if !themes.diagnostics.is_empty() {
+        notices.push(format!("[Theme conflicts]\n{}", diagnostics(&themes.diagnostics)));
+    }
+    notices
+}
+
 /// pi's `formatDiagnostics`: collisions grouped by name (the winner, then each loser "(skipped)"),
 /// then every other problem as its path and, below it, the message.
 fn diagnostics(list: &[Diagnostic]) -> String {

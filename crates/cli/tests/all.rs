@@ -23,4 +23,5 @@ mod retry;
 mod rpc;
 mod rpc_client;
 mod session_flags;
+mod themes;
 mod tmux;

@@ -175,6 +175,15 @@ async fn version_help_and_list_models() {
     let output = sandbox.run(&["--help"]).await;
     assert!(output.status.success());
     assert!(text(&output.stdout).contains("--list-models"));
+    // pi 0.73.1's words for the theme flags.
+    for line in [
+        "Load a theme file or directory (can be used multiple times)",
+        "Disable theme discovery and loading",
+    ] {
+        assert!(text(&output.stdout).contains(line), "{line}");
+    }
+    assert!(text(&output.stdout).contains("--theme <path>"));
+    assert!(text(&output.stdout).contains("--no-themes"));
     let output = sandbox.run(&["--list-models"]).await;
     assert_eq!(
         text(&output.stdout),

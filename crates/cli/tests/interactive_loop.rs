@@ -72,6 +72,15 @@ impl Vt {
         self.parser.lock().unwrap().screen().contents()
     }
 
+    /// The colour of the editor's `> ` prompt on the screen (`None` while it is not shown).
+    fn prompt_color(&self) -> Option<vt100::Color> {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let (_, columns) = screen.size();
+        let row = screen.rows(0, columns.get()).position(|row| row.starts_with("> "))?;
+        screen.cell(u16::try_from(row).ok()?, 0).map(|cell| cell.fgcolor())
+    }
+
     /// Every row, scrollback first, trailing blanks trimmed.
     fn history(&self) -> Vec<String> {
         let mut parser = self.parser.lock().unwrap();
@@ -697,4 +706,45 @@ async fn tree_with_skip_prompt_navigates_without_asking() {
         .await
         .expect("Ctrl+D on an empty editor leaves");
     assert_eq!(code.unwrap(), 0);
+}
+
+/// pi's hot reload: editing the active custom theme's file recolours the screen; a version that
+/// does not parse is reported in pi's words and the colours stay.
+#[tokio::test(flavor = "multi_thread")]
+async fn editing_the_active_theme_file_recolours_the_screen() {
+    use pi_cli::modes::interactive::ThemeWatch;
+    use vt100::Color::Rgb;
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    let app = app(dir.path(), &faux, &[]);
+    let file = dir.path().join("mine.json");
+    std::fs::write(&file, crate::themes::theme_json("mine", "#112233")).unwrap();
+    let options = InteractiveOptions {
+        theme: pi_tui::Theme::load(&file).unwrap(),
+        theme_watch: Some(ThemeWatch {
+            path: file.clone(),
+            mode: pi_tui::ColorMode::TrueColor,
+        }),
+        ..Default::default()
+    };
+    let (vt, keys, run) = start(&app, options, (60, 20));
+    wait_for("the prompt in the theme's accent", || {
+        vt.prompt_color() == Some(Rgb(0x11, 0x22, 0x33))
+    })
+    .await;
+
+    std::fs::write(&file, crate::themes::theme_json("mine", "#445566")).unwrap();
+    wait_for("the prompt in the edited accent", || {
+        vt.prompt_color() == Some(Rgb(0x44, 0x55, 0x66))
+    })
+    .await;
+
+    std::fs::write(&file, "{ \"name\": ").unwrap();
+    let error = format!("Failed to parse theme {}: ", file.display());
+    wait_for("the parse error", || vt.screen().contains(&error)).await;
+    assert_eq!(vt.prompt_color(), Some(Rgb(0x44, 0x55, 0x66)), "{}", vt.screen());
+
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
+        .unwrap();
+    assert_eq!(run.await.unwrap(), 0);
 }

@@ -11,12 +11,12 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 /// A tmux server of our own (its own socket, no user configuration), killed on drop.
-struct Tmux {
-    socket: String,
+pub(crate) struct Tmux {
+    pub(crate) socket: String,
 }
 
 impl Tmux {
-    fn command(&self, args: &[&str]) -> Output {
+    pub(crate) fn command(&self, args: &[&str]) -> Output {
         Command::new("tmux")
             .args(["-L", &self.socket, "-f", "/dev/null"])
             .args(args)
@@ -24,19 +24,19 @@ impl Tmux {
             .unwrap()
     }
 
-    fn capture(&self) -> String {
+    pub(crate) fn capture(&self) -> String {
         let out = self.command(&["capture-pane", "-p", "-J", "-S", "-", "-t", "pi"]);
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    fn send(&self, keys: &[&str]) {
+    pub(crate) fn send(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "pi"];
         args.extend_from_slice(keys);
         let out = self.command(&args);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
 
-    fn wait_for(&self, needle: &str, timeout: Duration) -> String {
+    pub(crate) fn wait_for(&self, needle: &str, timeout: Duration) -> String {
         self.wait_until(&format!("{needle:?}"), timeout, |pane| pane.contains(needle))
     }
 
@@ -63,7 +63,7 @@ impl Drop for Tmux {
     }
 }
 
-fn tmux_available() -> bool {
+pub(crate) fn tmux_available() -> bool {
     Command::new("tmux")
         .arg("-V")
         .output()
@@ -71,7 +71,7 @@ fn tmux_available() -> bool {
         .unwrap_or(false)
 }
 
-fn shell_quote(path: &Path) -> String {
+pub(crate) fn shell_quote(path: &Path) -> String {
     format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
 }
 

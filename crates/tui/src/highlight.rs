@@ -1,9 +1,13 @@
-//! A small syntax highlighter for code blocks: keywords, strings, comments, numbers, type and
-//! function names, for Rust, TypeScript / JavaScript, Python, Go, JSON and shell scripts.
+//! Code highlighting with [syntect](https://docs.rs/syntect) and bat's Sublime Text syntaxes (from
+//! [two-face](https://docs.rs/two-face)),
+//! coloured with the theme's `syntax*` tokens, as pi colours highlight.js's classes: comments,
+//! keywords, function names, variables, strings, numbers and constants, types, operators and
+//! punctuation; other text keeps the terminal's colour.
 //!
-//! It is a per-language tokenizer, not a parser: it knows each language's keywords, comment and
-//! string delimiters, and carries block comments and multi-line strings from one line to the next.
-//! Code in any other language comes back in the theme's plain code-block colour.
+//! The syntaxes are loaded once, on first use or by [`preload`] on a thread of its own (the
+//! interactive mode calls it at start-up so that its first frame does not wait for them). A
+//! language syntect does not know comes back plain in the `mdCodeBlock` colour, as pi shows a
+//! language highlight.js does not know.
 //!
 //! ```
 //! use pi_tui::highlight::{highlight, is_supported};
@@ -14,447 +18,357 @@
 //! let lines = highlight("let n = 42; // answer", "rust", &theme);
 //! assert_eq!(
 //!     styled(&lines, &theme),
-//!     "[fg=syntaxKeyword]let[/] n = [fg=syntaxNumber]42[/]; [fg=syntaxComment]// answer[/]"
+//!     "[fg=syntaxKeyword]let[/] n [fg=syntaxOperator]=[/] [fg=syntaxNumber]42[/][fg=syntaxPunctuation];[/] [fg=syntaxComment]// answer[/]"
 //! );
 //! assert!(is_supported("ts") && !is_supported("cobol"));
 //! ```
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::OnceLock;
+
 use ratatui::style::Style;
 use ratatui::text::Span;
+use syntect::easy::ScopeRangeIterator;
+use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
+use syntect::util::LinesWithEndings;
 
 use crate::Line;
-use crate::theme::{MdSlot, Theme};
+use crate::theme::{Slot, Theme};
 
-/// What the tokenizer knows about a language.
-struct Spec {
-    keywords: &'static [&'static str],
-    /// Constants shown like keywords (`true`, `None`, `nil`).
-    literals: &'static [&'static str],
-    /// Built-in type names.
-    types: &'static [&'static str],
-    line_comments: &'static [&'static str],
-    block_comment: Option<(&'static str, &'static str)>,
-    /// String delimiters, longest first (`"""` before `"`).
-    quotes: &'static [&'static str],
-    /// Delimiters whose strings may run over several lines.
-    multiline_quotes: &'static [&'static str],
-    /// Identifiers starting with a capital letter are types.
-    capitalized_types: bool,
-    /// `'` starts a string only when it closes within a few characters (Rust's lifetimes).
-    char_literals: bool,
-    /// A line comment starts only at the start of a word (shell: `a#b` is no comment).
-    comment_after_space: bool,
-    /// `name!` is a macro call, shown like a function (Rust).
-    macros: bool,
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(two_face::syntax::extra_newlines)
 }
 
-const RUST: Spec = Spec {
-    keywords: &[
-        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "fn", "for",
-        "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self",
-        "static", "struct", "super", "trait", "type", "unsafe", "use", "where", "while", "yield",
-    ],
-    literals: &["true", "false"],
-    types: &[
-        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32", "f64", "bool",
-        "char", "str",
-    ],
-    line_comments: &["//"],
-    block_comment: Some(("/*", "*/")),
-    quotes: &["\"", "'"],
-    multiline_quotes: &["\""],
-    capitalized_types: true,
-    char_literals: true,
-    comment_after_space: false,
-    macros: true,
-};
+/// Loads the syntaxes on a thread of its own, so that the first code block does not wait for
+/// them (a few tens of milliseconds). Later calls do nothing.
+pub fn preload() {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(|| {
+        // A failed spawn only means the first highlight loads them itself.
+        let _ = std::thread::Builder::new().name("pi-syntaxes".into()).spawn(|| {
+            syntaxes();
+        });
+    });
+}
 
-const TYPESCRIPT: Spec = Spec {
-    keywords: &[
-        "abstract",
-        "as",
-        "async",
-        "await",
-        "break",
-        "case",
-        "catch",
-        "class",
-        "const",
-        "continue",
-        "debugger",
-        "declare",
-        "default",
-        "delete",
-        "do",
-        "else",
-        "enum",
-        "export",
-        "extends",
-        "finally",
-        "for",
-        "from",
-        "function",
-        "get",
-        "if",
-        "implements",
-        "import",
-        "in",
-        "instanceof",
-        "interface",
-        "keyof",
-        "let",
-        "namespace",
-        "new",
-        "of",
-        "private",
-        "protected",
-        "public",
-        "readonly",
-        "return",
-        "set",
-        "static",
-        "super",
-        "switch",
-        "this",
-        "throw",
-        "try",
-        "type",
-        "typeof",
-        "var",
-        "void",
-        "while",
-        "with",
-        "yield",
-    ],
-    literals: &["true", "false", "null", "undefined", "NaN", "Infinity"],
-    types: &[
-        "string", "number", "boolean", "any", "unknown", "never", "object", "bigint", "symbol",
-    ],
-    line_comments: &["//"],
-    block_comment: Some(("/*", "*/")),
-    quotes: &["\"", "'", "`"],
-    multiline_quotes: &["`"],
-    capitalized_types: true,
-    char_literals: false,
-    comment_after_space: false,
-    macros: false,
-};
+/// highlight.js's names (pi's code-fence languages and `getLanguageFromPath`) for which the
+/// syntax has another name or extension.
+const ALIASES: &[(&str, &str)] = &[
+    ("typescript", "ts"),
+    ("javascript", "js"),
+    ("bash", "sh"),
+    ("shell", "sh"),
+    ("zsh", "sh"),
+    ("console", "sh"),
+    ("csharp", "cs"),
+    ("c#", "cs"),
+    ("c++", "cpp"),
+    ("golang", "go"),
+    ("jsonc", "json"),
+    ("json5", "json"),
+    ("objectivec", "m"),
+    ("objc", "m"),
+    ("patch", "diff"),
+];
 
-const PYTHON: Spec = Spec {
-    keywords: &[
-        "and", "as", "assert", "async", "await", "break", "case", "class", "continue", "def", "del", "elif", "else",
-        "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "match", "nonlocal", "not",
-        "or", "pass", "raise", "return", "try", "while", "with", "yield",
-    ],
-    literals: &["True", "False", "None"],
-    types: &[
-        "int", "str", "float", "bool", "list", "dict", "set", "tuple", "bytes", "object",
-    ],
-    line_comments: &["#"],
-    block_comment: None,
-    quotes: &["\"\"\"", "'''", "\"", "'"],
-    multiline_quotes: &["\"\"\"", "'''"],
-    capitalized_types: true,
-    char_literals: false,
-    comment_after_space: false,
-    macros: false,
-};
-
-const GO: Spec = Spec {
-    keywords: &[
-        "break",
-        "case",
-        "chan",
-        "const",
-        "continue",
-        "default",
-        "defer",
-        "else",
-        "fallthrough",
-        "for",
-        "func",
-        "go",
-        "goto",
-        "if",
-        "import",
-        "interface",
-        "map",
-        "package",
-        "range",
-        "return",
-        "select",
-        "struct",
-        "switch",
-        "type",
-        "var",
-    ],
-    literals: &["true", "false", "nil", "iota"],
-    types: &[
-        "int",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "uintptr",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-        "string",
-        "bool",
-        "byte",
-        "rune",
-        "error",
-        "any",
-    ],
-    line_comments: &["//"],
-    block_comment: Some(("/*", "*/")),
-    quotes: &["\"", "'", "`"],
-    multiline_quotes: &["`"],
-    capitalized_types: false,
-    char_literals: false,
-    comment_after_space: false,
-    macros: false,
-};
-
-const JSON: Spec = Spec {
-    keywords: &[],
-    literals: &["true", "false", "null"],
-    types: &[],
-    line_comments: &[],
-    block_comment: None,
-    quotes: &["\""],
-    multiline_quotes: &[],
-    capitalized_types: false,
-    char_literals: false,
-    comment_after_space: false,
-    macros: false,
-};
-
-const SHELL: Spec = Spec {
-    keywords: &[
-        "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "function", "in",
-        "return", "export", "local", "readonly", "declare", "set", "unset", "shift", "exit", "select", "time",
-    ],
-    literals: &["true", "false"],
-    types: &[],
-    line_comments: &["#"],
-    block_comment: None,
-    quotes: &["\"", "'"],
-    multiline_quotes: &["\"", "'"],
-    capitalized_types: false,
-    char_literals: false,
-    comment_after_space: true,
-    macros: false,
-};
-
-/// The language named by a code fence's info string (`rust`, `rs`, `ts`, `py`, `sh`, …).
-fn spec(lang: &str) -> Option<&'static Spec> {
-    let name = lang
-        .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
-        .next()
-        .unwrap_or("");
-    match name.to_ascii_lowercase().as_str() {
-        "rust" | "rs" => Some(&RUST),
-        "typescript" | "ts" | "tsx" | "javascript" | "js" | "jsx" | "mjs" | "cjs" => Some(&TYPESCRIPT),
-        "python" | "py" | "python3" => Some(&PYTHON),
-        "go" | "golang" => Some(&GO),
-        "json" | "jsonc" | "json5" => Some(&JSON),
-        "bash" | "sh" | "shell" | "zsh" | "console" | "shellscript" => Some(&SHELL),
-        _ => None,
+/// syntect's syntax for a code fence's language or a file extension (`None`: shown plain).
+fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
+    let lang = lang.trim().to_ascii_lowercase();
+    if lang.is_empty() {
+        return None;
     }
+    let token = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == lang)
+        .map_or(lang.as_str(), |(_, token)| token);
+    let set = syntaxes();
+    set.find_syntax_by_token(token)
+        .filter(|syntax| syntax.name != "Plain Text")
 }
 
-/// Whether `lang` (a code fence's info string) is highlighted, rather than shown plain.
+/// Whether `lang` (a code fence's info string or a file extension) is highlighted, rather than
+/// shown plain. Loads the syntaxes if [`preload`] has not.
 pub fn is_supported(lang: &str) -> bool {
-    spec(lang).is_some()
+    syntax_for(lang).is_some()
 }
 
-/// Where the tokenizer is between lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Normal,
-    BlockComment,
-    /// Inside a string closed by this delimiter.
-    Str(&'static str),
+/// pi's `getLanguageFromPath`: the highlight.js language of a file by its extension (`None` when
+/// pi knows none).
+///
+/// ```
+/// assert_eq!(pi_tui::highlight::language_for_path("src/main.rs"), Some("rust"));
+/// assert_eq!(pi_tui::highlight::language_for_path("notes.txt"), None);
+/// ```
+pub fn language_for_path(path: &str) -> Option<&'static str> {
+    // pi takes what follows the last dot, or the whole name (`Makefile`).
+    let extension = path.rsplit('.').next()?.to_ascii_lowercase();
+    const BY_EXTENSION: &[(&str, &str)] = &[
+        ("ts", "typescript"),
+        ("tsx", "typescript"),
+        ("js", "javascript"),
+        ("jsx", "javascript"),
+        ("mjs", "javascript"),
+        ("cjs", "javascript"),
+        ("py", "python"),
+        ("rb", "ruby"),
+        ("rs", "rust"),
+        ("go", "go"),
+        ("java", "java"),
+        ("kt", "kotlin"),
+        ("swift", "swift"),
+        ("c", "c"),
+        ("h", "c"),
+        ("cpp", "cpp"),
+        ("cc", "cpp"),
+        ("cxx", "cpp"),
+        ("hpp", "cpp"),
+        ("cs", "csharp"),
+        ("php", "php"),
+        ("sh", "bash"),
+        ("bash", "bash"),
+        ("zsh", "bash"),
+        ("fish", "fish"),
+        ("ps1", "powershell"),
+        ("sql", "sql"),
+        ("html", "html"),
+        ("htm", "html"),
+        ("css", "css"),
+        ("scss", "scss"),
+        ("sass", "sass"),
+        ("less", "less"),
+        ("json", "json"),
+        ("yaml", "yaml"),
+        ("yml", "yaml"),
+        ("toml", "toml"),
+        ("xml", "xml"),
+        ("md", "markdown"),
+        ("markdown", "markdown"),
+        ("dockerfile", "dockerfile"),
+        ("makefile", "makefile"),
+        ("cmake", "cmake"),
+        ("lua", "lua"),
+        ("perl", "perl"),
+        ("r", "r"),
+        ("scala", "scala"),
+        ("clj", "clojure"),
+        ("ex", "elixir"),
+        ("exs", "elixir"),
+        ("erl", "erlang"),
+        ("hs", "haskell"),
+        ("ml", "ocaml"),
+        ("vim", "vim"),
+        ("graphql", "graphql"),
+        ("proto", "protobuf"),
+        ("tf", "hcl"),
+        ("hcl", "hcl"),
+    ];
+    BY_EXTENSION
+        .iter()
+        .find(|(ext, _)| *ext == extension)
+        .map(|(_, lang)| *lang)
 }
 
-/// `code` as one line per source line, coloured for `lang` (see the module docs); tabs and other
-/// characters are kept as they are, for the caller to wrap.
-pub fn highlight(code: &str, lang: &str, theme: &Theme) -> Vec<Line> {
-    let code = code.strip_suffix('\n').unwrap_or(code);
-    let Some(spec) = spec(lang) else {
-        let style = theme.md(MdSlot::CodeBlock);
-        return code
-            .split('\n')
-            .map(|line| Line::from(Span::styled(line.to_owned(), style)))
-            .collect();
-    };
-    let mut state = State::Normal;
-    code.split('\n')
-        .map(|line| {
-            Tokenizer {
-                spec,
-                theme,
-                line,
-                spans: Vec::new(),
-            }
-            .run(&mut state)
-        })
-        .collect()
+/// What a scope prefix means for the colour.
+#[derive(Clone, Copy)]
+enum Rule {
+    Token(Slot),
+    /// Shown in the terminal's colour (plain identifiers, which highlight.js leaves alone).
+    Plain,
 }
 
-fn is_ident_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
+/// Scope prefixes and their tokens, tried in order on the innermost scope first.
+const RULES: &[(&str, Rule)] = &[
+    ("keyword.operator", Rule::Token(Slot::SyntaxOperator)),
+    // Python's `f` / `r` string prefixes belong to the string, as in highlight.js.
+    ("storage.type.string", Rule::Token(Slot::SyntaxString)),
+    ("keyword", Rule::Token(Slot::SyntaxKeyword)),
+    ("storage", Rule::Token(Slot::SyntaxKeyword)),
+    ("variable.language", Rule::Token(Slot::SyntaxKeyword)),
+    ("constant.numeric", Rule::Token(Slot::SyntaxNumber)),
+    ("constant.language", Rule::Token(Slot::SyntaxNumber)),
+    ("constant.character", Rule::Token(Slot::SyntaxString)),
+    // highlight.js's `built_in` (`print`, `echo`, `len`), which pi colours as a type.
+    ("support.function.builtin", Rule::Token(Slot::SyntaxType)),
+    ("entity.name.function", Rule::Token(Slot::SyntaxFunction)),
+    ("support.function", Rule::Token(Slot::SyntaxFunction)),
+    ("variable.function", Rule::Token(Slot::SyntaxFunction)),
+    ("support.macro", Rule::Token(Slot::SyntaxFunction)),
+    ("entity.name", Rule::Token(Slot::SyntaxType)),
+    ("support.type", Rule::Token(Slot::SyntaxType)),
+    ("support.class", Rule::Token(Slot::SyntaxType)),
+    ("entity.other.inherited-class", Rule::Token(Slot::SyntaxType)),
+    ("variable.other.readwrite", Rule::Plain),
+    ("variable.other.member", Rule::Plain),
+    ("variable", Rule::Token(Slot::SyntaxVariable)),
+    ("entity.other.attribute-name", Rule::Token(Slot::SyntaxVariable)),
+    ("punctuation", Rule::Token(Slot::SyntaxPunctuation)),
+];
+
+struct Scopes {
+    comment: Scope,
+    string: Scope,
+    number: Scope,
+    rules: Vec<(Scope, Rule)>,
 }
 
-struct Tokenizer<'a> {
-    spec: &'static Spec,
-    theme: &'a Theme,
-    line: &'a str,
-    spans: Vec<Span<'static>>,
-}
-
-impl Tokenizer<'_> {
-    fn push(&mut self, text: &str, style: Style) {
-        if text.is_empty() {
-            return;
+fn scopes() -> &'static Scopes {
+    static SCOPES: OnceLock<Scopes> = OnceLock::new();
+    SCOPES.get_or_init(|| {
+        let scope = |name: &str| Scope::new(name).unwrap_or_default();
+        Scopes {
+            comment: scope("comment"),
+            string: scope("string"),
+            number: scope("constant.numeric"),
+            rules: RULES.iter().map(|(name, rule)| (scope(name), *rule)).collect(),
         }
-        match self.spans.last_mut() {
-            Some(last) if last.style == style => last.content.to_mut().push_str(text),
-            _ => self.spans.push(Span::styled(text.to_owned(), style)),
-        }
+    })
+}
+
+/// The token of text under `stack`: a comment, a string or a number anywhere on the stack wins
+/// (their delimiters, escapes and `0x` prefixes too), then the innermost scope a rule knows.
+fn token(stack: &ScopeStack) -> Option<Slot> {
+    let scopes = scopes();
+    let on_stack = |prefix: Scope| stack.as_slice().iter().any(|s| prefix.is_prefix_of(*s));
+    if on_stack(scopes.comment) {
+        return Some(Slot::SyntaxComment);
     }
-
-    fn run(mut self, state: &mut State) -> Line {
-        let line = self.line;
-        let theme = self.theme;
-        let spec = self.spec;
-        let mut i = 0;
-        while i < line.len() {
-            let rest = &line[i..];
-            match *state {
-                State::BlockComment => {
-                    let (_, close) = spec.block_comment.unwrap_or(("", "*/"));
-                    let end = match rest.find(close) {
-                        Some(at) => {
-                            *state = State::Normal;
-                            at + close.len()
-                        }
-                        None => rest.len(),
-                    };
-                    self.push(&rest[..end], theme.md(MdSlot::SyntaxComment));
-                    i += end;
-                }
-                State::Str(close) => {
-                    let end = string_end(rest, close);
-                    match end {
-                        Some(end) => {
-                            *state = State::Normal;
-                            self.push(&rest[..end], theme.md(MdSlot::SyntaxString));
-                            i += end;
-                        }
-                        None => {
-                            if !spec.multiline_quotes.contains(&close) {
-                                *state = State::Normal;
-                            }
-                            self.push(rest, theme.md(MdSlot::SyntaxString));
-                            i = line.len();
-                        }
-                    }
-                }
-                State::Normal => i += self.normal(rest, i, state),
-            }
-        }
-        Line::from(self.spans)
+    if on_stack(scopes.string) {
+        return Some(Slot::SyntaxString);
     }
-
-    /// Reads one token at `rest` (byte `at` of the line) and returns its length.
-    fn normal(&mut self, rest: &str, at: usize, state: &mut State) -> usize {
-        let spec = self.spec;
-        let theme = self.theme;
-        let before = self.line[..at].chars().next_back();
-        let word_start = before.is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '(' | '|' | '&'));
-        if spec.line_comments.iter().any(|p| rest.starts_with(p)) && (!spec.comment_after_space || word_start) {
-            self.push(rest, theme.md(MdSlot::SyntaxComment));
-            return rest.len();
-        }
-        if let Some((open, _)) = spec.block_comment.filter(|(open, _)| rest.starts_with(open)) {
-            *state = State::BlockComment;
-            self.push(open, theme.md(MdSlot::SyntaxComment));
-            return open.len();
-        }
-        if let Some(quote) = spec.quotes.iter().find(|q| rest.starts_with(**q)) {
-            if *quote == "'" && spec.char_literals && !is_char_literal(rest) {
-                self.push("'", Style::default());
-                return 1;
-            }
-            *state = State::Str(quote);
-            self.push(quote, theme.md(MdSlot::SyntaxString));
-            return quote.len();
-        }
-        let Some(first) = rest.chars().next() else { return 0 };
-        let after_ident = before.is_some_and(is_ident_char);
-        if first.is_ascii_digit() && !after_ident {
-            let len = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-                .unwrap_or(rest.len());
-            self.push(&rest[..len], theme.md(MdSlot::SyntaxNumber));
-            return len;
-        }
-        if is_ident_char(first) {
-            let len = rest.find(|c: char| !is_ident_char(c)).unwrap_or(rest.len());
-            let word = &rest[..len];
-            let next = rest[len..].chars().next();
-            let slot = if spec.keywords.contains(&word) || spec.literals.contains(&word) {
-                Some(MdSlot::SyntaxKeyword)
-            } else if spec.types.contains(&word)
-                || (spec.capitalized_types && word.starts_with(|c: char| c.is_uppercase()))
-            {
-                Some(MdSlot::SyntaxType)
-            } else if !after_ident && (next == Some('(') || (next == Some('!') && spec.macros)) {
-                Some(MdSlot::SyntaxFunction)
-            } else {
-                None
+    if on_stack(scopes.number) {
+        return Some(Slot::SyntaxNumber);
+    }
+    for scope in stack.as_slice().iter().rev() {
+        if let Some((_, rule)) = scopes.rules.iter().find(|(prefix, _)| prefix.is_prefix_of(*scope)) {
+            return match rule {
+                Rule::Token(slot) => Some(*slot),
+                Rule::Plain => None,
             };
-            self.push(word, slot.map(|s| theme.md(s)).unwrap_or_default());
-            return len;
-        }
-        let len = first.len_utf8();
-        self.push(&rest[..len], Style::default());
-        len
-    }
-}
-
-/// Where the string closed by `close` ends in `rest` (after the delimiter), skipping escapes.
-fn string_end(rest: &str, close: &str) -> Option<usize> {
-    let mut escaped = false;
-    for (i, c) in rest.char_indices() {
-        if escaped {
-            escaped = false;
-        } else if c == '\\' {
-            escaped = true;
-        } else if rest[i..].starts_with(close) {
-            return Some(i + close.len());
         }
     }
     None
 }
 
-/// Whether `'` at the start of `rest` opens a character literal (`'a'`, `'\n'`, `'\u{1F600}'`)
-/// rather than a lifetime (`'a`).
-fn is_char_literal(rest: &str) -> bool {
-    let body = &rest[1..];
-    if body.starts_with('\\') {
-        return string_end(body, "'").is_some_and(|end| end <= 12);
+/// `code` as one line per source line, coloured for `lang` (a code fence's language or a file
+/// extension; see the module docs); tabs and other characters are kept as they are, for the
+/// caller to wrap.
+pub fn highlight(code: &str, lang: &str, theme: &Theme) -> Vec<Line> {
+    let code = code.strip_suffix('\n').unwrap_or(code);
+    match syntax_for(lang) {
+        Some(syntax) => highlight_with(code, syntax, theme).unwrap_or_else(|| plain(code, theme)),
+        None => plain(code, theme),
     }
-    let mut chars = body.chars();
-    chars.next().is_some() && chars.next() == Some('\'')
+}
+
+fn plain(code: &str, theme: &Theme) -> Vec<Line> {
+    let style = theme.style(Slot::MdCodeBlock);
+    code.split('\n')
+        .map(|line| Line::from(Span::styled(line.to_owned(), style)))
+        .collect()
+}
+
+/// A line's runs: byte ranges of its text and their token (`None`: the terminal's colour).
+type Runs = Vec<(Range<usize>, Option<Slot>)>;
+
+/// A highlight to build on: the complete lines of some code (each ending with `\n`), their runs,
+/// and the parser after the last of them. A streamed code block grows line by line; its next
+/// frame parses only what was added.
+#[derive(Clone)]
+struct Parsed {
+    syntax: String,
+    prefix: String,
+    runs: Vec<Runs>,
+    state: ParseState,
+    stack: ScopeStack,
+}
+
+/// How many highlights each thread keeps (most recent first).
+const KEPT: usize = 16;
+
+thread_local! {
+    /// Per thread: a parser state holds the regex engine's buffers, which stay on their thread.
+    static KEPT_PARSES: RefCell<VecDeque<Parsed>> = const { RefCell::new(VecDeque::new()) };
+}
+
+/// `None` if syntect fails on a line (then the caller shows the code plain, as pi does when
+/// highlight.js throws).
+fn highlight_with(code: &str, syntax: &SyntaxReference, theme: &Theme) -> Option<Vec<Line>> {
+    let runs = tokenize(code, syntax)?;
+    let lines = code
+        .split('\n')
+        .zip(runs.iter().map(Some).chain(std::iter::repeat(None)));
+    Some(
+        lines
+            .map(|(text, runs)| {
+                let spans = runs.into_iter().flatten().filter_map(|(range, slot)| {
+                    let style = slot.map_or(Style::default(), |slot| theme.style(slot));
+                    text.get(range.clone())
+                        .map(|piece| Span::styled(piece.to_owned(), style))
+                });
+                Line::from(spans.collect::<Vec<_>>())
+            })
+            .collect(),
+    )
+}
+
+/// The runs of every line of `code`, resuming from the longest kept highlight it extends.
+fn tokenize(code: &str, syntax: &SyntaxReference) -> Option<Vec<Runs>> {
+    let start = KEPT_PARSES.with_borrow(|kept| {
+        kept.iter()
+            .filter(|p| p.syntax == syntax.name && code.starts_with(&p.prefix))
+            .max_by_key(|p| p.prefix.len())
+            .cloned()
+    });
+    let mut parsed = start.unwrap_or_else(|| Parsed {
+        syntax: syntax.name.clone(),
+        prefix: String::new(),
+        runs: Vec::new(),
+        state: ParseState::new(syntax),
+        stack: ScopeStack::new(),
+    });
+    let rest = &code[parsed.prefix.len()..];
+    let mut tail = None;
+    for source in LinesWithEndings::from(rest) {
+        if source.ends_with('\n') {
+            let runs = parse_line(&mut parsed.state, &mut parsed.stack, source)?;
+            parsed.prefix.push_str(source);
+            parsed.runs.push(runs);
+        } else {
+            // The last line may still grow: the kept parser stays before it.
+            let (mut state, mut stack) = (parsed.state.clone(), parsed.stack.clone());
+            tail = Some(parse_line(&mut state, &mut stack, source)?);
+        }
+    }
+    let mut runs = parsed.runs.clone();
+    runs.extend(tail);
+    KEPT_PARSES.with_borrow_mut(|kept| {
+        kept.retain(|p| !(p.syntax == parsed.syntax && p.prefix == parsed.prefix));
+        kept.push_front(parsed);
+        kept.truncate(KEPT);
+    });
+    Some(runs)
+}
+
+fn parse_line(state: &mut ParseState, stack: &mut ScopeStack, source: &str) -> Option<Runs> {
+    let ops = state.parse_line(source, syntaxes()).ok()?;
+    let text_len = source.strip_suffix('\n').unwrap_or(source).len();
+    let mut runs: Runs = Vec::new();
+    for (range, op) in ScopeRangeIterator::new(&ops, source) {
+        stack.apply(op).ok()?;
+        let end = range.end.min(text_len);
+        if range.start >= end {
+            continue;
+        }
+        let slot = token(stack);
+        match runs.last_mut() {
+            Some((last, last_slot)) if *last_slot == slot && last.end == range.start => last.end = end,
+            _ => runs.push((range.start..end, slot)),
+        }
+    }
+    Some(runs)
 }
 
 #[cfg(test)]
@@ -468,43 +382,48 @@ mod tests {
     }
 
     #[test]
-    fn rust_lifetimes_are_not_strings() {
-        assert_eq!(
-            show("fn f<'a>(x: &'a str) -> char { 'x' }", "rs"),
-            "[fg=syntaxKeyword]fn[/] f<'a>(x: &'a [fg=syntaxType]str[/]) -> [fg=syntaxType]char[/] { [fg=syntaxString]'x'[/] }"
+    fn comments_strings_and_numbers_take_their_tokens() {
+        let shown = show("x = \"a\\\"b\" # note\ny = 0x1F", "python");
+        assert!(shown.contains("[fg=syntaxString]\"a\\\"b\"[/]"), "{shown}");
+        assert!(shown.contains("[fg=syntaxComment]# note[/]"), "{shown}");
+        assert!(shown.contains("[fg=syntaxNumber]0x1F[/]"), "{shown}");
+    }
+
+    #[test]
+    fn block_comments_carry_over_lines() {
+        let shown = show("a /* one\ntwo */ b", "go");
+        assert_eq!(shown.lines().count(), 2);
+        assert!(
+            shown.contains("[fg=syntaxComment]/* one[/]\n[fg=syntaxComment]two */[/]"),
+            "{shown}"
         );
     }
 
     #[test]
-    fn block_comments_and_multiline_strings_carry_over() {
-        assert_eq!(
-            show("a /* one\ntwo */ b", "go"),
-            "a [fg=syntaxComment]/* one[/]\n[fg=syntaxComment]two */[/] b"
-        );
-        assert_eq!(
-            show("x = \"\"\"doc\nmore\"\"\" + 1", "python"),
-            "x = [fg=syntaxString]\"\"\"doc[/]\n[fg=syntaxString]more\"\"\"[/] + [fg=syntaxNumber]1[/]"
-        );
+    fn functions_and_types_take_their_tokens() {
+        let shown = show("fn main() -> Option<u8> { None }", "rs");
+        assert!(shown.contains("[fg=syntaxFunction]main[/]"), "{shown}");
+        assert!(shown.contains("[fg=syntaxKeyword]fn[/]"), "{shown}");
     }
 
     #[test]
-    fn plain_quotes_end_at_the_end_of_the_line() {
-        assert_eq!(show("\"open\nnext", "json"), "[fg=syntaxString]\"open[/]\nnext");
-    }
-
-    #[test]
-    fn escaped_quotes_stay_inside_the_string() {
-        assert_eq!(show(r#"s = "a\"b" + c"#, "js"), r#"s = [fg=syntaxString]"a\"b"[/] + c"#);
-    }
-
-    #[test]
-    fn shell_comments_start_at_a_word() {
-        assert_eq!(show("echo a#b # note", "bash"), "echo a#b [fg=syntaxComment]# note[/]");
-    }
-
-    #[test]
-    fn numbers_inside_identifiers_are_not_numbers() {
-        assert_eq!(show("x1 = 0x1F", "py"), "x1 = [fg=syntaxNumber]0x1F[/]");
+    fn typescript_and_shell_names_are_known() {
+        for lang in [
+            "typescript",
+            "ts",
+            "tsx",
+            "javascript",
+            "bash",
+            "sh",
+            "json",
+            "yaml",
+            "toml",
+            "PYTHON",
+        ] {
+            assert!(is_supported(lang), "{lang}");
+        }
+        assert!(!is_supported(""));
+        assert!(!is_supported("txt"));
     }
 
     #[test]
@@ -513,5 +432,40 @@ mod tests {
             show("IDENTIFICATION DIVISION.", "cobol"),
             "[fg=mdCodeBlock]IDENTIFICATION DIVISION.[/]"
         );
+        assert_eq!(show("a\nb", ""), "[fg=mdCodeBlock]a[/]\n[fg=mdCodeBlock]b[/]");
+    }
+
+    #[test]
+    fn lines_keep_their_text_and_count() {
+        let code = "let a = 1;\n\n\tlet b = \"x\";";
+        let lines = highlight(code, "rust", &Theme::indexed());
+        let texts: Vec<String> = lines.iter().map(crate::line_text).collect();
+        assert_eq!(texts, ["let a = 1;", "", "\tlet b = \"x\";"]);
+    }
+
+    #[test]
+    fn a_growing_block_is_highlighted_as_a_whole_one_is() {
+        let whole = "let s = \"a\nb\";\n/* one\ntwo */ fn f() {}\nlet n = 1;\n";
+        let mut grown = String::new();
+        for c in whole.chars() {
+            grown.push(c);
+            // Resumed from the highlight of the text one character shorter…
+            let resumed = show(&grown, "rust");
+            // …and parsed from the start, with nothing kept.
+            let kept_now = KEPT_PARSES.take();
+            let fresh = show(&grown, "rust");
+            KEPT_PARSES.set(kept_now);
+            assert_eq!(resumed, fresh, "{grown:?}");
+        }
+        let shown = show(whole, "rust");
+        assert!(shown.contains("[fg=syntaxComment]two */[/]"), "{shown}");
+        assert!(shown.contains("[fg=syntaxString]b\"[/]"), "{shown}");
+    }
+
+    #[test]
+    fn preloading_twice_is_harmless() {
+        preload();
+        preload();
+        assert!(is_supported("rust"));
     }
 }

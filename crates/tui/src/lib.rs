@@ -37,7 +37,7 @@ pub use editor::{Editor, EditorAction};
 pub use keys::KeyHint;
 pub use renderer::InlineRenderer;
 pub use text::{display_width, line_text, line_width};
-pub use theme::{BlockState, MdSlot, Slot, Theme};
+pub use theme::{BlockState, ColorMode, Slot, Theme, ThemeError};
 pub use wrap::{pad_line, truncate_line, wrap_line, wrap_text};
 
 /// A line of styled text.
@@ -80,14 +80,57 @@ impl<T: Component + ?Sized> Component for &T {
     }
 }
 
-/// The names of pi's theme colour slots, in the order pi's theme files list them.
-pub const THEME_SLOTS: [&str; 8] = [
-    "toolTitle",
+/// The names of pi's theme colour tokens, in the order of pi's theme schema ([`Slot::ALL`]).
+pub const THEME_SLOTS: [&str; 51] = [
     "accent",
+    "border",
+    "borderAccent",
+    "borderMuted",
     "success",
     "error",
     "warning",
     "muted",
     "dim",
+    "text",
+    "thinkingText",
+    "selectedBg",
+    "userMessageBg",
+    "userMessageText",
+    "customMessageBg",
+    "customMessageText",
+    "customMessageLabel",
+    "toolPendingBg",
+    "toolSuccessBg",
+    "toolErrorBg",
+    "toolTitle",
     "toolOutput",
+    "mdHeading",
+    "mdLink",
+    "mdLinkUrl",
+    "mdCode",
+    "mdCodeBlock",
+    "mdCodeBlockBorder",
+    "mdQuote",
+    "mdQuoteBorder",
+    "mdHr",
+    "mdListBullet",
+    "toolDiffAdded",
+    "toolDiffRemoved",
+    "toolDiffContext",
+    "syntaxComment",
+    "syntaxKeyword",
+    "syntaxFunction",
+    "syntaxVariable",
+    "syntaxString",
+    "syntaxNumber",
+    "syntaxType",
+    "syntaxOperator",
+    "syntaxPunctuation",
+    "thinkingOff",
+    "thinkingMinimal",
+    "thinkingLow",
+    "thinkingMedium",
+    "thinkingHigh",
+    "thinkingXhigh",
+    "bashMode",
 ];

@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use pi_tui::Padding;
 use pi_tui::{
     BoxView, Component, DiffView, Editor, KeyHint, Line, Loader, Markdown, SelectItem, SelectList, StatusLine, Text,
     Theme, line_width,
 };
+use pi_tui::{Padding, Slot};
 use proptest::prelude::*;
 
 fn assert_fits(name: &str, component: &dyn Component, width: u16) -> Result<(), TestCaseError> {
@@ -54,7 +54,7 @@ proptest! {
         let theme = Theme::dark();
         assert_fits("markdown", &Markdown::new(text.clone(), &theme), width)?;
         assert_fits("text", &Text::new(text.clone()).padding_x(2), width)?;
-        let boxed = BoxView::new().padding(Padding::symmetric(3, 1)).bg(theme.user_message_bg).with(Text::new(text.clone()));
+        let boxed = BoxView::new().padding(Padding::symmetric(3, 1)).bg(theme.color(Slot::UserMessageBg)).with(Text::new(text.clone()));
         assert_fits("box", &boxed, width)?;
         let old: String = text.lines().step_by(2).collect::<Vec<_>>().join("\n");
         assert_fits("diff", &DiffView::from_texts(&old, &text, &theme), width)?;

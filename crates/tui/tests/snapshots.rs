@@ -298,3 +298,16 @@ fn status_line_and_key_hints() {
     assert_snapshot!("status_w40", narrow);
     assert_snapshot!("status_w200", wide);
 }
+
+/// A highlighted code block in pi's built-in themes, each colour written as its hex value.
+#[test]
+fn highlighted_code_block_in_both_themes() {
+    let source = "```ts\n// Greets someone.\nexport function greet(name: string): string {\n  const times = 3;\n  return `hi ${name}`.repeat(times);\n}\n```";
+    for theme in [Theme::dark(), Theme::light()] {
+        let lines = Markdown::new(source, &theme).render(60);
+        assert_snapshot!(
+            format!("code_block_{}", theme.name()),
+            pi_tui::testing::styled(&lines, &Theme::plain())
+        );
+    }
+}

@@ -1,14 +1,15 @@
-//! pi's resources found on disk: skills ([`Skill`]), prompt templates ([`PromptTemplate`]) and the
-//! system-prompt files ([`SystemPromptFiles`]), discovered where and in the order pi 0.73.1 finds
-//! them, with pi's warnings ([`Diagnostic`]).
+//! pi's resources found on disk: skills ([`Skill`]), prompt templates ([`PromptTemplate`]), theme
+//! files ([`theme_files`]; pi-tui parses them) and the system-prompt files ([`SystemPromptFiles`]),
+//! discovered where and in the order pi 0.73.1 finds them, with pi's warnings ([`Diagnostic`]).
 //!
 //! Order (the first of two resources with one name wins; the loser is reported as a collision):
 //! the project's `settings.json` entries, the project's own directories (`.pi/skills`, the
 //! `.agents/skills` of the working directory and its parents up to the git root, `.pi/prompts`),
 //! the global `settings.json` entries, the global directories (`~/.pi/agent/skills`,
 //! `~/.agents/skills`, `~/.pi/agent/prompts`), package resources ([`ResourceOptions::package_skills`]),
-//! then the command line's `--skill` / `--prompt-template` paths. `--no-skills` /
-//! `--no-prompt-templates` keep only the command line's.
+//! then the command line's `--skill` / `--prompt-template` / `--theme` paths. `--no-skills` /
+//! `--no-prompt-templates` / `--no-themes` keep only the command line's. Themes are found like
+//! prompt templates, as `.json` files in `.pi/themes` and `~/.pi/agent/themes`.
 
 mod frontmatter;
 pub(crate) mod patterns;
@@ -34,13 +35,15 @@ use walk::SkillDirMode;
 use crate::config::SettingsError;
 use crate::paths;
 
-/// The `skills` and `prompts` entries of one `settings.json`.
+/// The `skills`, `prompts` and `themes` entries of one `settings.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResourceSettings {
     /// `skills`: files, directories and patterns.
     pub skills: Vec<String>,
     /// `prompts`: files, directories and patterns.
     pub prompts: Vec<String>,
+    /// `themes`: files, directories and patterns.
+    pub themes: Vec<String>,
 }
 
 impl ResourceSettings {
@@ -58,6 +61,7 @@ impl ResourceSettings {
         Ok(ResourceSettings {
             skills: strings("skills"),
             prompts: strings("prompts"),
+            themes: strings("themes"),
         })
     }
 }
@@ -94,10 +98,14 @@ pub struct ResourceOptions {
     pub skill_paths: Vec<String>,
     /// `--prompt-template` paths (relative to the working directory).
     pub prompt_paths: Vec<String>,
+    /// `--theme` paths (relative to the working directory).
+    pub theme_paths: Vec<String>,
     /// Skills from packages, after the global ones.
     pub package_skills: Vec<ExtraResource>,
     /// Prompt templates from packages, after the global ones.
     pub package_prompts: Vec<ExtraResource>,
+    /// Themes from packages, after the global ones.
+    pub package_themes: Vec<ExtraResource>,
     /// Skill paths extensions added (`resources_discover`), loaded after all others — even with
     /// `--no-skills`, as in pi; relative paths are taken from the working directory.
     pub extension_skills: Vec<ExtraResource>,
@@ -107,6 +115,8 @@ pub struct ResourceOptions {
     pub no_skills: bool,
     /// `--no-prompt-templates`: only `prompt_paths`.
     pub no_prompt_templates: bool,
+    /// `--no-themes`: only `theme_paths`.
+    pub no_themes: bool,
 }
 
 /// The skills and templates found, each list with its problems.
@@ -202,6 +212,7 @@ impl Accumulator {
 enum Kind {
     Skills,
     Prompts,
+    Themes,
 }
 
 /// The files of a settings entry or a package path.
@@ -211,6 +222,7 @@ fn files_of(path: &Path, kind: Kind) -> Vec<PathBuf> {
         Ok(meta) if meta.is_dir() => match kind {
             Kind::Skills => walk::skill_files(path, SkillDirMode::Pi),
             Kind::Prompts => walk::markdown_files(path),
+            Kind::Themes => walk::files_ending(path, ".json"),
         },
         _ => Vec::new(),
     }
@@ -252,6 +264,7 @@ fn discovered(options: &ResourceOptions, kind: Kind) -> Vec<Found> {
     let packages = match kind {
         Kind::Skills => &options.package_skills,
         Kind::Prompts => &options.package_prompts,
+        Kind::Themes => &options.package_themes,
     };
     for extra in packages {
         for file in files_of(&extra.path, kind) {
@@ -261,6 +274,7 @@ fn discovered(options: &ResourceOptions, kind: Kind) -> Vec<Found> {
     let entries = |settings: &ResourceSettings| match kind {
         Kind::Skills => settings.skills.clone(),
         Kind::Prompts => settings.prompts.clone(),
+        Kind::Themes => settings.themes.clone(),
     };
     let (project_entries, global_entries) = (entries(&options.project_settings), entries(&options.global_settings));
     let local_project = Metadata::new("local", "project", None);
@@ -290,6 +304,7 @@ fn discovered(options: &ResourceOptions, kind: Kind) -> Vec<Found> {
             files
         }
         Kind::Prompts => walk::prompt_files(&project_base.join("prompts")),
+        Kind::Themes => walk::files_directly_in(&project_base.join("themes"), ".json"),
     };
     add_auto(
         &mut acc,
@@ -310,6 +325,7 @@ fn discovered(options: &ResourceOptions, kind: Kind) -> Vec<Found> {
                 files
             }
             Kind::Prompts => walk::prompt_files(&agent_dir.join("prompts")),
+            Kind::Themes => walk::files_directly_in(&agent_dir.join("themes"), ".json"),
         };
         add_auto(&mut acc, user_files, &global_entries, agent_dir, &auto_user, 3);
     }
@@ -327,6 +343,7 @@ fn paths_to_load(options: &ResourceOptions, kind: Kind) -> (Vec<PathBuf>, Vec<(P
             &options.prompt_paths,
             &options.extension_prompts,
         ),
+        Kind::Themes => (options.no_themes, &options.theme_paths, &Vec::new()),
     };
     let home = options.home.clone().unwrap_or_default();
     let mut paths = Vec::new();
@@ -432,6 +449,33 @@ fn load_skills(options: &ResourceOptions) -> (Vec<Skill>, Vec<Diagnostic>) {
     }
     diagnostics.extend(collisions);
     (skills, diagnostics)
+}
+
+/// The theme files to load, in precedence order (the first of two themes with one name wins),
+/// and pi's warnings about the paths: the discovered `.json` files (unless `--no-themes`), then
+/// each `--theme` path, a directory giving the `.json` files directly in it. Blocking.
+///
+/// ```
+/// use pi_coding_agent::resources::{ResourceOptions, theme_files};
+/// let dir = std::env::temp_dir().join(format!("pi-theme-doc-{}", std::process::id()));
+/// let options = ResourceOptions { cwd: dir.clone(), theme_paths: vec!["missing.json".into()], ..Default::default() };
+/// let (files, diagnostics) = theme_files(&options);
+/// assert!(files.is_empty());
+/// assert_eq!(diagnostics[0].message, "theme path does not exist");
+/// ```
+pub fn theme_files(options: &ResourceOptions) -> (Vec<PathBuf>, Vec<Diagnostic>) {
+    let (paths, _) = paths_to_load(options, Kind::Themes);
+    let mut files = Vec::new();
+    let mut diagnostics = Vec::new();
+    for path in paths {
+        match std::fs::metadata(&path) {
+            Err(_) => diagnostics.push(Diagnostic::warning("theme path does not exist", &path)),
+            Ok(meta) if meta.is_dir() => files.extend(walk::theme_files_of_path_dir(&path)),
+            Ok(meta) if meta.is_file() && path.to_string_lossy().ends_with(".json") => files.push(path),
+            Ok(_) => diagnostics.push(Diagnostic::warning("theme path is not a json file", &path)),
+        }
+    }
+    (files, diagnostics)
 }
 
 fn load_prompts(options: &ResourceOptions) -> (Vec<PromptTemplate>, Vec<Diagnostic>) {

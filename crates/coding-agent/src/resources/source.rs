@@ -66,7 +66,7 @@ pub enum DiagnosticKind {
 /// Two resources with one name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Collision {
-    /// `skill` or `prompt`.
+    /// `skill`, `prompt` or `theme`.
     pub resource_type: &'static str,
     /// The name.
     pub name: String,
@@ -90,7 +90,8 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub(crate) fn warning(message: impl Into<String>, path: &Path) -> Self {
+    /// A warning about `path`.
+    pub fn warning(message: impl Into<String>, path: &Path) -> Self {
         Diagnostic {
             kind: DiagnosticKind::Warning,
             message: message.into(),
@@ -99,13 +100,8 @@ impl Diagnostic {
         }
     }
 
-    pub(crate) fn collision(
-        resource_type: &'static str,
-        name: &str,
-        message: String,
-        winner: &Path,
-        loser: &Path,
-    ) -> Self {
+    /// Two resources called `name`: `winner` is kept, `loser` skipped.
+    pub fn collision(resource_type: &'static str, name: &str, message: String, winner: &Path, loser: &Path) -> Self {
         Diagnostic {
             kind: DiagnosticKind::Collision,
             message,

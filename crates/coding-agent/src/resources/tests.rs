@@ -434,3 +434,73 @@ fn extension_paths_load_after_everything_even_with_no_skills() {
         [("extra", "only the extension's"), ("shared", "extension's")]
     );
 }
+
+/// pi's order for themes: project settings entries, `.pi/themes`, global settings entries,
+/// `~/.pi/agent/themes`, packages, then `--theme` (files, or a directory's `.json` files).
+#[test]
+fn theme_files_come_in_pis_order() {
+    let sb = Sandbox::new();
+    let global = sb.write(&sb.agent.join("themes/global.json"), "{}");
+    sb.write(&sb.agent.join("themes/notes.txt"), "");
+    sb.write(&sb.agent.join("themes/nested/deep.json"), "{}");
+    let project = sb.write(&sb.cwd.join(".pi/themes/project.json"), "{}");
+    let from_settings = sb.write(&sb.cwd.join("extra/a/set.json"), "{}");
+    let from_package = sb.write(&sb.home.join("pkg/themes/pkg.json"), "{}");
+    let cli_dir = sb.write(&sb.cwd.join("cli/one.json"), "{}");
+    sb.write(&sb.cwd.join("cli/sub/two.json"), "{}");
+    let cli_file = sb.write(&sb.cwd.join("single.json"), "{}");
+    sb.write(&sb.cwd.join("not-json.txt"), "");
+    let mut options = sb.options();
+    options.project_settings.themes = vec!["../extra".into()];
+    options.package_themes = vec![ExtraResource {
+        path: sb.home.join("pkg/themes"),
+        metadata: Metadata::new("npm:pkg", "user", None),
+    }];
+    options.theme_paths = vec![
+        "cli".into(),
+        "single.json".into(),
+        "not-json.txt".into(),
+        "gone.json".into(),
+    ];
+    let (files, diagnostics) = theme_files(&options);
+    assert_eq!(
+        files,
+        [
+            from_settings,
+            project,
+            global,
+            from_package,
+            cli_dir.clone(),
+            cli_file.clone()
+        ]
+    );
+    let messages: Vec<(&str, Option<PathBuf>)> = diagnostics
+        .iter()
+        .map(|d| (d.message.as_str(), d.path.clone()))
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            ("theme path is not a json file", Some(sb.cwd.join("not-json.txt"))),
+            ("theme path does not exist", Some(sb.cwd.join("gone.json"))),
+        ]
+    );
+
+    // `--no-themes`: only the command line's.
+    options.no_themes = true;
+    options.theme_paths = vec!["single.json".into()];
+    assert_eq!(theme_files(&options).0, [cli_file]);
+    options.theme_paths.clear();
+    assert_eq!(theme_files(&options), (Vec::new(), Vec::new()));
+}
+
+#[test]
+fn theme_settings_entries_are_read_from_settings_files() {
+    let sb = Sandbox::new();
+    let file = sb.write(
+        &sb.agent.join("settings.json"),
+        r#"{"themes": ["a.json", "dir"], "skills": []}"#,
+    );
+    let settings = ResourceSettings::read(&file).unwrap();
+    assert_eq!(settings.themes, ["a.json", "dir"]);
+}

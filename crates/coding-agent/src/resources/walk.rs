@@ -183,12 +183,18 @@ fn skill_files_in(dir: &Path, root: &Path, mode: SkillDirMode, rules: &mut Ignor
 
 /// pi's `collectAutoPromptEntries`: the `.md` files directly in `dir` (not recursive).
 pub(crate) fn prompt_files(dir: &Path) -> Vec<PathBuf> {
+    files_directly_in(dir, ".md")
+}
+
+/// pi's `collectAutoPromptEntries` / `collectAutoThemeEntries`: the files directly in `dir` whose
+/// name ends with `suffix`, skipping hidden ones, `node_modules` and what ignore files exclude.
+pub(crate) fn files_directly_in(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(dir);
     rules.add_dir(dir);
     entries(dir)
         .into_iter()
         .filter(|e| !e.skipped())
-        .filter(|e| !rules.ignores(&e.path, false) && e.is_file && e.name.ends_with(".md"))
+        .filter(|e| !rules.ignores(&e.path, false) && e.is_file && e.name.ends_with(suffix))
         .map(|e| e.path)
         .collect()
 }
@@ -231,6 +237,16 @@ pub(crate) fn template_files_of_path_dir(dir: &Path) -> Vec<PathBuf> {
     entries(dir)
         .into_iter()
         .filter(|e| e.is_file && e.name.ends_with(".md"))
+        .map(|e| e.path)
+        .collect()
+}
+
+/// pi's `loadThemesFromDir` (a `--theme <dir>`): the `.json` files directly in `dir`, no ignore
+/// files, no name filter.
+pub(crate) fn theme_files_of_path_dir(dir: &Path) -> Vec<PathBuf> {
+    entries(dir)
+        .into_iter()
+        .filter(|e| e.is_file && e.name.ends_with(".json"))
         .map(|e| e.path)
         .collect()
 }

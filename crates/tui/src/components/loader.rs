@@ -54,6 +54,11 @@ impl Loader {
         }
     }
 
+    /// Draws with `theme` from now on.
+    pub fn set_theme(&mut self, theme: &Theme) {
+        self.theme = theme.clone();
+    }
+
     /// Adds a hint after the time (`esc to interrupt`).
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());

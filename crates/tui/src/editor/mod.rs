@@ -139,6 +139,15 @@ impl Editor {
         self
     }
 
+    /// Draws with `theme` from now on (a theme reloaded while pi runs); the default prompt takes
+    /// the new accent colour, a prompt set with [`Editor::with_prompt`] keeps its own.
+    pub fn set_theme(&mut self, theme: &Theme) {
+        if self.prompt == Line::from(self.theme.fg(Slot::Accent, "> ")) {
+            self.prompt = Line::from(theme.fg(Slot::Accent, "> "));
+        }
+        self.theme = theme.clone();
+    }
+
     /// Dimmed text shown while the editor is empty.
     pub fn with_placeholder(mut self, placeholder: impl Into<String>) -> Self {
         self.placeholder = Some(placeholder.into());

@@ -70,3 +70,34 @@ pub fn parse_slash_command(text: &str) -> Option<SlashCommand> {
         _ => return None,
     })
 }
+
+/// The prompt templates (`/name [hint] description`) and, when `skill_commands`, the skills'
+/// `/skill:name` commands, for `/help`.
+pub(super) fn resource_commands(resources: &pi_coding_agent::resources::Resources, skill_commands: bool) -> String {
+    let mut text = String::new();
+    for template in &resources.prompts {
+        let hint = template
+            .argument_hint
+            .as_deref()
+            .map(|h| format!(" {h}"))
+            .unwrap_or_default();
+        text.push_str(&format!("\n  /{}{hint} — {}", template.name, template.description));
+    }
+    if skill_commands {
+        for skill in &resources.skills {
+            text.push_str(&format!("\n  /skill:{} — {}", skill.name, skill.description));
+        }
+    }
+    text
+}
+
+/// `just now`, `5m ago`, `3h ago`, `2d ago`.
+pub(super) fn ago(time: std::time::SystemTime) -> String {
+    let seconds = time.elapsed().map(|d| d.as_secs()).unwrap_or(0);
+    match seconds {
+        0..60 => "just now".to_owned(),
+        60..3600 => format!("{}m ago", seconds / 60),
+        3600..86_400 => format!("{}h ago", seconds / 3600),
+        _ => format!("{}d ago", seconds / 86_400),
+    }
+}

@@ -31,6 +31,7 @@ mod panic_hook;
 mod render;
 mod screen;
 mod terminal;
+mod theme_watch;
 mod tools;
 mod transcript;
 
@@ -39,6 +40,7 @@ pub use dialogs::{TuiUi, UiRequest};
 pub use footer::FooterInfo;
 pub use render::{RenderContext, Renderers, render_tool};
 pub use screen::{Action, Screen};
+pub use theme_watch::ThemeWatch;
 pub use transcript::{Item, NoticeKind, ToolBlock, Transcript};
 
 use std::io::Write;
@@ -66,6 +68,10 @@ pub struct InteractiveOptions {
     pub theme: Theme,
     /// Lines shown first (pi's version, model and working directory).
     pub header: Vec<String>,
+    /// Notices shown after the header (a theme that could not be loaded).
+    pub notices: Vec<(String, NoticeKind)>,
+    /// The active custom theme's file: its changes redraw the screen (pi's hot reload).
+    pub theme_watch: Option<ThemeWatch>,
     /// Messages sent as soon as the screen is up (the command line's prompt).
     pub initial: Vec<AgentMessage>,
     /// The tools' questions ([`new_ui`] makes the channel).
@@ -85,6 +91,8 @@ impl Default for InteractiveOptions {
         InteractiveOptions {
             theme: Theme::dark(),
             header: Vec::new(),
+            notices: Vec::new(),
+            theme_watch: None,
             initial: Vec::new(),
             requests: None,
             warnings: None,
@@ -162,6 +170,8 @@ type RunResult = Result<(), AgentError>;
 
 /// The loop of the interactive mode, on any terminal.
 pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions, term: Terminal<W>) -> i32 {
+    // The code highlighter's syntaxes load beside the first frames, not before them.
+    pi_tui::highlight::preload();
     let session = app.session().clone();
     let mut screen = Screen::new(options.theme);
     let (width, height) = term.size;
@@ -183,6 +193,10 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     for line in &options.header {
         screen.notice(line.clone(), NoticeKind::Info);
     }
+    for (text, kind) in &options.notices {
+        screen.notice(text.clone(), *kind);
+    }
+    let (_theme_watcher, mut theme_changes) = options.theme_watch.as_ref().map(theme_watch::start).unzip();
     if options.show_history {
         screen.transcript_mut().load_messages(&session.agent().messages());
     }
@@ -245,6 +259,9 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
             _ = ticker.tick(), if screen.is_running() => screen.tick(),
             // `ctx.shutdown()`: pi leaves once idle (after the run and its queued messages).
             () = shutdown_wanted(extensions.as_ref()), if !screen.is_running() => action = Some(Action::Exit),
+            Some(()) = async { theme_changes.as_mut()?.recv().await } => if let (Some(watch), Some(changes)) = (&options.theme_watch, theme_changes.as_mut()) {
+                theme_watch::reload(&mut screen, watch, changes).await;
+            },
         }
         if let Some(action) = action
             && !perform(
@@ -494,7 +511,7 @@ async fn command_action(
                         let item = SelectItem::new(title).with_description(format!(
                             "{} messages · {}",
                             info.message_count,
-                            ago(info.modified)
+                            commands::ago(info.modified)
                         ));
                         (info.path.display().to_string(), item)
                     })
@@ -558,7 +575,7 @@ async fn command_action(
             for (name, help) in COMMANDS {
                 text.push_str(&format!("\n  {name:<10} {help}"));
             }
-            text.push_str(&resource_commands(&app.session().resources(), skill_commands));
+            text.push_str(&commands::resource_commands(&app.session().resources(), skill_commands));
             // The extensions' commands, by their invocation names.
             for command in extensions.map(|e| e.commands()).unwrap_or_default() {
                 let name = format!("/{}", command.invocation_name);
@@ -573,26 +590,6 @@ async fn command_action(
         // Handled by the screen itself.
         SlashCommand::Quit | SlashCommand::Apply(_) | SlashCommand::Discard(_) => {}
     }
-}
-
-/// The prompt templates (`/name [hint] description`) and, when `skill_commands`, the skills'
-/// `/skill:name` commands, for `/help`.
-fn resource_commands(resources: &pi_coding_agent::resources::Resources, skill_commands: bool) -> String {
-    let mut text = String::new();
-    for template in &resources.prompts {
-        let hint = template
-            .argument_hint
-            .as_deref()
-            .map(|h| format!(" {h}"))
-            .unwrap_or_default();
-        text.push_str(&format!("\n  /{}{hint} — {}", template.name, template.description));
-    }
-    if skill_commands {
-        for skill in &resources.skills {
-            text.push_str(&format!("\n  /skill:{} — {}", skill.name, skill.description));
-        }
-    }
-    text
 }
 
 async fn picked(
@@ -783,15 +780,4 @@ async fn tree_message(
         }
     }
     refresh(screen, app);
-}
-
-/// `just now`, `5m ago`, `3h ago`, `2d ago`.
-fn ago(time: std::time::SystemTime) -> String {
-    let seconds = time.elapsed().map(|d| d.as_secs()).unwrap_or(0);
-    match seconds {
-        0..60 => "just now".to_owned(),
-        60..3600 => format!("{}m ago", seconds / 60),
-        3600..86_400 => format!("{}h ago", seconds / 3600),
-        _ => format!("{}d ago", seconds / 86_400),
-    }
 }

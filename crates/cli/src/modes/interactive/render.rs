@@ -51,7 +51,7 @@ pub(super) fn render_item(item: &Item, context: RenderContext<'_>, width: u16) -
         Item::User { text } => {
             let block = BoxView::new()
                 .padding(Padding::symmetric(1, 1))
-                .bg(theme.user_message_bg)
+                .bg(theme.color(Slot::UserMessageBg))
                 .with(Text::new(text.clone()));
             lines.extend(block.render(width));
         }

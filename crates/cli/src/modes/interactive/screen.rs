@@ -168,6 +168,15 @@ impl Screen {
         &self.theme
     }
 
+    /// Draws with `theme` from the next frame on (the active theme's file changed): the live
+    /// region, the editor and what is committed from now on take its colours; lines already in
+    /// the terminal's scrollback keep theirs.
+    pub fn set_theme(&mut self, theme: Theme) {
+        self.editor.set_theme(&theme);
+        self.loader.set_theme(&theme);
+        self.theme = theme;
+    }
+
     /// The transcript.
     pub fn transcript(&self) -> &Transcript {
         &self.transcript

@@ -279,21 +279,18 @@ fn split_notice(text: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// `code` highlighted for the language of `path`'s extension (plain tool output otherwise).
+/// `code` highlighted for the language pi gives `path`'s extension (`getLanguageFromPath`); the
+/// plain tool output colour when pi knows no language for it.
 fn highlighted(code: &str, path: &str, theme: &Theme) -> Vec<Line> {
-    let extension = std::path::Path::new(path)
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("");
     if code.is_empty() {
         return Vec::new();
     }
-    if pi_tui::highlight::is_supported(extension) {
-        pi_tui::highlight::highlight(code, extension, theme)
-    } else {
-        code.lines()
+    match pi_tui::highlight::language_for_path(path) {
+        Some(lang) => pi_tui::highlight::highlight(code, lang, theme),
+        None => code
+            .lines()
             .map(|line| Line::from(theme.fg(Slot::ToolOutput, line.to_owned())))
-            .collect()
+            .collect(),
     }
 }
 

@@ -5,7 +5,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 
 use crate::Line;
-use crate::theme::{MdSlot, Slot, Theme};
+use crate::theme::{Slot, Theme};
 
 /// A block of a markdown document. Inline text is kept as styled lines split only at hard breaks;
 /// wrapping happens when the block is rendered for a width.
@@ -126,11 +126,11 @@ impl Builder<'_> {
                 }
             }
             Event::Code(code) => {
-                let style = self.style().patch(self.theme.md(MdSlot::Code));
+                let style = self.style().patch(self.theme.style(Slot::MdCode));
                 self.text(&code, style);
             }
             Event::InlineMath(math) | Event::DisplayMath(math) => {
-                let style = self.style().patch(self.theme.md(MdSlot::Code));
+                let style = self.style().patch(self.theme.style(Slot::MdCode));
                 self.text(&math, style);
             }
             Event::Html(html) | Event::InlineHtml(html) => {
@@ -243,7 +243,7 @@ impl Builder<'_> {
             Tag::Superscript | Tag::Subscript => self.styles.push(Style::default()),
             Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => {
                 self.styles
-                    .push(self.theme.md(MdSlot::Link).add_modifier(Modifier::UNDERLINED));
+                    .push(self.theme.style(Slot::MdLink).add_modifier(Modifier::UNDERLINED));
                 self.links.push((dest_url.to_string(), String::new()));
             }
             Tag::FootnoteDefinition(_)
@@ -327,7 +327,7 @@ impl Builder<'_> {
                 if let Some((url, text)) = self.links.pop() {
                     let bare = url.strip_prefix("mailto:").unwrap_or(&url);
                     if !url.is_empty() && text != url && text != bare {
-                        let style = self.theme.md(MdSlot::LinkUrl);
+                        let style = self.theme.style(Slot::MdLinkUrl);
                         self.text(&format!(" ({url})"), style);
                     }
                 }

@@ -6,7 +6,7 @@ use ratatui::text::Span;
 
 use super::parse::{Block, Item};
 use crate::highlight::highlight;
-use crate::theme::{MdSlot, Theme};
+use crate::theme::{Slot, Theme};
 use crate::{Line, line_width, truncate_line, wrap_line};
 
 /// Longest horizontal rule.
@@ -42,16 +42,16 @@ fn render_block(block: &Block, width: u16, cx: Context<'_>) -> Vec<Line> {
         Block::Code { lang, text } => code_block(lang, text, width, theme),
         Block::List { start, loose, items } => list(*start, *loose, items, width, cx),
         Block::Quote(blocks) => {
-            let bar = vec![Span::styled("│ ", theme.md(MdSlot::QuoteBorder))];
+            let bar = vec![Span::styled("│ ", theme.style(Slot::MdQuoteBorder))];
             let quote = Context {
-                base: cx.base.patch(theme.md(MdSlot::Quote).add_modifier(Modifier::ITALIC)),
+                base: cx.base.patch(theme.style(Slot::MdQuote).add_modifier(Modifier::ITALIC)),
                 ..cx
             };
             prefixed(width, &bar, &bar, |inner| render_blocks(blocks, inner, quote, false))
         }
         Block::Rule => vec![Line::from(Span::styled(
             "─".repeat(usize::from(width.min(RULE_MAX))),
-            theme.md(MdSlot::Hr),
+            theme.style(Slot::MdHr),
         ))],
         Block::Table {
             aligns,
@@ -102,7 +102,9 @@ fn prefixed(
 }
 
 fn heading(level: u8, lines: &[Line], width: u16, cx: Context<'_>) -> Vec<Line> {
-    let mut style = cx.base.patch(cx.theme.md(MdSlot::Heading).add_modifier(Modifier::BOLD));
+    let mut style = cx
+        .base
+        .patch(cx.theme.style(Slot::MdHeading).add_modifier(Modifier::BOLD));
     if level == 1 {
         style = style.add_modifier(Modifier::UNDERLINED);
     }
@@ -120,7 +122,7 @@ fn heading(level: u8, lines: &[Line], width: u16, cx: Context<'_>) -> Vec<Line> 
 }
 
 fn code_block(lang: &str, text: &str, width: u16, theme: &Theme) -> Vec<Line> {
-    let border = theme.md(MdSlot::CodeBlockBorder);
+    let border = theme.style(Slot::MdCodeBlockBorder);
     let mut out = vec![truncate_line(
         &Line::from(Span::styled(format!("```{lang}"), border)),
         width,
@@ -165,7 +167,7 @@ fn split_indent(line: Line, max: usize) -> (usize, Line) {
 }
 
 fn list(start: Option<u64>, loose: bool, items: &[Item], width: u16, cx: Context<'_>) -> Vec<Line> {
-    let bullet = cx.theme.md(MdSlot::ListBullet);
+    let bullet = cx.theme.style(Slot::MdListBullet);
     let number = |k: usize| start.map(|s| format!("{}.", s.saturating_add(k as u64)));
     let marker_w = (0..items.len())
         .filter_map(number)
@@ -240,7 +242,7 @@ fn aligned(line: Line, width: usize, align: Alignment) -> Vec<Span<'static>> {
 }
 
 fn table(aligns: &[Alignment], rows: &[Vec<Line>], header_rows: usize, width: u16, theme: &Theme) -> Vec<Line> {
-    let border = theme.md(MdSlot::CodeBlockBorder);
+    let border = theme.style(Slot::MdCodeBlockBorder);
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     if columns == 0 {
         return Vec::new();
