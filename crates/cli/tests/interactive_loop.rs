@@ -654,6 +654,9 @@ async fn tree_with_skip_prompt_navigates_without_asking() {
     });
     assert_eq!(branch_summaries, 0);
 
+    // Ctrl+D leaves only from an empty editor: clear the message put back first.
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)))
+        .unwrap();
     keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
         .unwrap();
     assert_eq!(run.await.unwrap(), 0);
