@@ -154,7 +154,11 @@ impl ExportColors {
     fn derived(&self) -> (String, String, String) {
         let base = self.token("userMessageBg").unwrap_or("#343541");
         let Some((r, g, b)) = parse_color(base) else {
-            return ("rgb(24, 24, 30)".into(), "rgb(30, 30, 36)".into(), "rgb(60, 55, 40)".into());
+            return (
+                "rgb(24, 24, 30)".into(),
+                "rgb(30, 30, 36)".into(),
+                "rgb(60, 55, 40)".into(),
+            );
         };
         let scale = |factor: f64| {
             let c = |v: u8| (f64::from(v) * factor).round().clamp(0.0, 255.0) as u8;
@@ -180,7 +184,10 @@ fn is_safe_name(name: &str) -> bool {
 }
 
 fn is_safe_value(value: &str) -> bool {
-    !value.trim().is_empty() && !value.chars().any(|c| matches!(c, ';' | '{' | '}' | '<' | '>' | '"' | '\'' | '\\'))
+    !value.trim().is_empty()
+        && !value
+            .chars()
+            .any(|c| matches!(c, ';' | '{' | '}' | '<' | '>' | '"' | '\'' | '\\'))
 }
 
 /// `#rrggbb` or `rgb(r, g, b)`.
@@ -189,7 +196,12 @@ fn parse_color(color: &str) -> Option<(u8, u8, u8)> {
         let channel = |i: usize| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok();
         return Some((channel(0)?, channel(2)?, channel(4)?));
     }
-    let inner = color.trim().strip_prefix("rgb")?.trim().strip_prefix('(')?.strip_suffix(')')?;
+    let inner = color
+        .trim()
+        .strip_prefix("rgb")?
+        .trim()
+        .strip_prefix('(')?
+        .strip_suffix(')')?;
     let mut parts = inner.split(',').map(|p| p.trim().parse::<u8>().ok());
     let rgb = (parts.next()??, parts.next()??, parts.next()??);
     parts.next().is_none().then_some(rgb)
@@ -198,7 +210,11 @@ fn parse_color(color: &str) -> Option<(u8, u8, u8)> {
 fn luminance(r: u8, g: u8, b: u8) -> f64 {
     let linear = |c: u8| {
         let s = f64::from(c) / 255.0;
-        if s <= 0.03928 { s / 12.92 } else { ((s + 0.055) / 1.055).powf(2.4) }
+        if s <= 0.03928 {
+            s / 12.92
+        } else {
+            ((s + 0.055) / 1.055).powf(2.4)
+        }
     };
     0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
 }

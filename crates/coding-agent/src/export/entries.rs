@@ -50,7 +50,7 @@ pub(crate) fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -85,7 +85,11 @@ fn user_parts(content: &UserContent) -> (String, Vec<(&str, &str)>) {
     match content {
         UserContent::Text(text) => (text.clone(), Vec::new()),
         UserContent::Blocks(blocks) => {
-            let text = blocks.iter().filter_map(ContentBlock::as_text).collect::<Vec<_>>().join("\n");
+            let text = blocks
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect::<Vec<_>>()
+                .join("\n");
             let images = blocks
                 .iter()
                 .filter_map(|b| match b {
@@ -129,7 +133,10 @@ pub(crate) fn render_entry(entry: &SessionEntry, lookup: &Lookup<'_>) -> String 
                     html.push_str("<div class=\"user-message\">");
                     html.push_str(&message_images(&images));
                     if let Some(message) = skill.user_message {
-                        html.push_str(&format!("<div class=\"markdown-content\">{}</div>", markdown::to_html(message)));
+                        html.push_str(&format!(
+                            "<div class=\"markdown-content\">{}</div>",
+                            markdown::to_html(message)
+                        ));
                     }
                     html.push_str("</div>");
                 }
@@ -139,7 +146,10 @@ pub(crate) fn render_entry(entry: &SessionEntry, lookup: &Lookup<'_>) -> String 
             let mut html = format!("<div class=\"user-message\" id=\"{id}\">{time}");
             html.push_str(&message_images(&images));
             if !text.trim().is_empty() {
-                html.push_str(&format!("<div class=\"markdown-content\">{}</div>", markdown::to_html(&text)));
+                html.push_str(&format!(
+                    "<div class=\"markdown-content\">{}</div>",
+                    markdown::to_html(&text)
+                ));
             }
             html.push_str("</div>");
             html
@@ -262,7 +272,10 @@ pub(crate) fn tree_display(entry: &SessionEntry, label: Option<&str>, lookup: &L
                 Some(skill) => {
                     let mut html = format!("<span class=\"tree-role-skill\">skill:</span> {}", escape(skill.name));
                     if let Some(message) = skill.user_message {
-                        html.push_str(&format!(" · <span class=\"tree-role-user\">user:</span> {}", short(message)));
+                        html.push_str(&format!(
+                            " · <span class=\"tree-role-user\">user:</span> {}",
+                            short(message)
+                        ));
                     }
                     html
                 }
@@ -277,7 +290,10 @@ pub(crate) fn tree_display(entry: &SessionEntry, label: Option<&str>, lookup: &L
             } else if assistant.stop_reason == StopReason::Aborted {
                 format!("{role} <span class=\"tree-muted\">(aborted)</span>")
             } else if let Some(error) = &assistant.error_message {
-                format!("{role} <span class=\"tree-error\">{}</span>", escape(&truncated(error, 100)))
+                format!(
+                    "{role} <span class=\"tree-error\">{}</span>",
+                    escape(&truncated(error, 100))
+                )
             } else {
                 format!("{role} <span class=\"tree-muted\">(no text)</span>")
             }
@@ -287,7 +303,11 @@ pub(crate) fn tree_display(entry: &SessionEntry, label: Option<&str>, lookup: &L
                 Some(call) => tree_label(&call.name, &call.arguments),
                 None => format!(
                     "[{}]",
-                    if result.tool_name.is_empty() { "tool" } else { &result.tool_name }
+                    if result.tool_name.is_empty() {
+                        "tool"
+                    } else {
+                        &result.tool_name
+                    }
                 ),
             };
             format!("<span class=\"tree-role-tool\">{}</span>", escape(&text))
@@ -316,7 +336,10 @@ pub(crate) fn tree_display(entry: &SessionEntry, label: Option<&str>, lookup: &L
             format!("<span class=\"tree-muted\">[model: {}]</span>", escape(model_id))
         }
         EntryKind::ThinkingLevelChange { thinking_level } => {
-            format!("<span class=\"tree-muted\">[thinking: {}]</span>", escape(thinking_level))
+            format!(
+                "<span class=\"tree-muted\">[thinking: {}]</span>",
+                escape(thinking_level)
+            )
         }
         _ => format!("<span class=\"tree-muted\">[{}]</span>", escape(entry.entry_type())),
     };
@@ -358,7 +381,10 @@ mod tests {
     fn skill_blocks_are_recognised() {
         let text = "<skill name=\"hello\" location=\"/s/SKILL.md\">\nSay hi.\n</skill>\n\nplease";
         let skill = skill_block(text).expect("a skill block");
-        assert_eq!((skill.name, skill.content, skill.user_message), ("hello", "Say hi.", Some("please")));
+        assert_eq!(
+            (skill.name, skill.content, skill.user_message),
+            ("hello", "Say hi.", Some("please"))
+        );
         assert!(skill_block("plain text").is_none());
     }
 

@@ -20,6 +20,9 @@ pub(crate) fn escape(text: &str) -> String {
 mod tests {
     #[test]
     fn escapes_markup_and_quotes() {
-        assert_eq!(super::escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+        assert_eq!(
+            super::escape(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
     }
 }

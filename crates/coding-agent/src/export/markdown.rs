@@ -136,7 +136,10 @@ mod tests {
     #[test]
     fn remote_images_become_links_and_data_images_stay() {
         let html = to_html("![logo](https://example.com/logo.png) ![dot](data:image/png;base64,AAAA)");
-        assert!(html.contains("<a href=\"https://example.com/logo.png\">logo</a>"), "{html}");
+        assert!(
+            html.contains("<a href=\"https://example.com/logo.png\">logo</a>"),
+            "{html}"
+        );
         assert!(html.contains("<img src=\"data:image/png;base64,AAAA\""), "{html}");
     }
 }

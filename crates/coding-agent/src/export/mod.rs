@@ -311,10 +311,11 @@ fn stats(session: &SessionManager) -> Stats {
                     }
                 }
                 let usage = &assistant.usage;
-                for (total, n) in stats
-                    .tokens
-                    .iter_mut()
-                    .zip([usage.input, usage.output, usage.cache_read, usage.cache_write])
+                for (total, n) in
+                    stats
+                        .tokens
+                        .iter_mut()
+                        .zip([usage.input, usage.output, usage.cache_read, usage.cache_write])
                 {
                     *total += n;
                 }
@@ -359,7 +360,9 @@ fn header_html(session: &SessionManager, extras: &ExportExtras) -> String {
     };
     let or = |text: String, fallback: &str| if text.is_empty() { fallback.to_owned() } else { text };
     let item = |label: &str, value: String| {
-        format!("<div class=\"info-item\"><span class=\"info-label\">{label}:</span><span class=\"info-value\">{value}</span></div>")
+        format!(
+            "<div class=\"info-item\"><span class=\"info-label\">{label}:</span><span class=\"info-value\">{value}</span></div>"
+        )
     };
     let mut html = format!(
         "<div class=\"header\"><h1>Session: {}</h1><div class=\"help-bar\"><span class=\"help-hint\">T toggle thinking · O toggle tools</span><div class=\"help-actions\"><button type=\"button\" class=\"header-toggle-btn\" data-action=\"toggle-thinking\" title=\"Toggle thinking (T)\">Toggle thinking</button> <button type=\"button\" class=\"header-toggle-btn\" data-action=\"toggle-tools\" title=\"Toggle tools (O)\">Toggle tools</button></div></div><div class=\"header-info\">",
@@ -393,7 +396,9 @@ fn header_html(session: &SessionManager, extras: &ExportExtras) -> String {
         }
     }
     if !extras.tools.is_empty() {
-        html.push_str("<div class=\"tools-list\"><div class=\"tools-header\">Available Tools</div><div class=\"tools-content\">");
+        html.push_str(
+            "<div class=\"tools-list\"><div class=\"tools-header\">Available Tools</div><div class=\"tools-content\">",
+        );
         for tool in &extras.tools {
             html.push_str(&tool_item(tool));
         }

@@ -71,4 +71,6 @@
     if (event.key === "o" || event.key === "O") document.body.classList.toggle("hide-tools");
     if (event.key === "Escape") document.getElementById("image-modal").classList.remove("open");
   });
+
+  document.body.setAttribute("data-ready", "true");
 })();

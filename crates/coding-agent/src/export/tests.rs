@@ -84,8 +84,13 @@ fn everything() -> SessionManager {
         StopReason::ToolUse,
     ))
     .unwrap();
-    s.append_message(result("c1", "bash", vec![ContentBlock::text("total 0\nfile-a\nfile-b")], None))
-        .unwrap();
+    s.append_message(result(
+        "c1",
+        "bash",
+        vec![ContentBlock::text("total 0\nfile-a\nfile-b")],
+        None,
+    ))
+    .unwrap();
     s.append_message(result(
         "c2",
         "read",
@@ -121,8 +126,10 @@ fn everything() -> SessionManager {
         .unwrap();
     s.append_message(AgentMessage::Custom(CustomMessage {
         role: "bashExecution".into(),
-        fields: serde_json::from_value(json!({"command": "false", "output": "", "exitCode": 1, "cancelled": false, "timestamp": 0}))
-            .unwrap(),
+        fields: serde_json::from_value(
+            json!({"command": "false", "output": "", "exitCode": 1, "cancelled": false, "timestamp": 0}),
+        )
+        .unwrap(),
     }))
     .unwrap();
     s.append_custom_message("reminder", UserContent::Text("Remember the *tests*".into()), true, None)
@@ -137,11 +144,13 @@ fn everything() -> SessionManager {
     .unwrap();
     s.append_label(&first, Some("start")).unwrap();
     s.append_session_info("demo session").unwrap();
-    s.append_message(AgentMessage::user("Newest question on the main branch")).unwrap();
+    s.append_message(AgentMessage::user("Newest question on the main branch"))
+        .unwrap();
     // A second branch from the first answer, with a summary of the branch left.
     s.branch_with_summary(Some(&done), "Tried the other way.", None, None)
         .unwrap();
-    s.append_message(AgentMessage::user("Question on the side branch")).unwrap();
+    s.append_message(AgentMessage::user("Question on the side branch"))
+        .unwrap();
     s.append_message(assistant(vec![], StopReason::Aborted)).unwrap();
     s
 }
@@ -201,7 +210,9 @@ fn only_the_leafs_branch_is_shown_and_the_other_is_hidden() {
     let page = page(&session);
     let html = &page[page.find("<div id=\"messages\">").unwrap()..];
     let side = html.find("Question on the side branch").expect("side branch rendered");
-    let main = html.find("Newest question on the main branch").expect("main branch rendered");
+    let main = html
+        .find("Newest question on the main branch")
+        .expect("main branch rendered");
     let entry_start = |at: usize| html[..at].rfind("<div class=\"entry\"").unwrap();
     let visible = |at: usize| {
         let start = entry_start(at);
@@ -231,12 +242,19 @@ fn the_tree_of_two_branches_as_pi_draws_it() {
                 "  "
             };
             let text = strip.replace_all(row, "");
-            let text = text.replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+            let text = text
+                .replace("&quot;", "\"")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&");
             format!("{classes}{text}\n")
         })
         .collect();
     insta::assert_snapshot!(text);
-    assert_eq!(status, format!("{} / {} entries", text.lines().count(), session.entries().len()));
+    assert_eq!(
+        status,
+        format!("{} / {} entries", text.lines().count(), session.entries().len())
+    );
 }
 
 #[test]
@@ -265,8 +283,10 @@ fn theme_colors_become_css_variables() {
 #[test]
 fn nothing_is_fetched_and_no_message_text_becomes_markup() {
     let mut s = SessionManager::in_memory("/w");
-    s.append_message(AgentMessage::user("</script><script>alert(1)</script> ![x](https://example.com/x.png)"))
-        .unwrap();
+    s.append_message(AgentMessage::user(
+        "</script><script>alert(1)</script> ![x](https://example.com/x.png)",
+    ))
+    .unwrap();
     let html = page(&s);
     assert_eq!(html.matches("<script").count(), 2, "only the page's own two scripts");
     assert!(!html.contains("src=\"http"), "nothing is loaded from the network");
@@ -302,7 +322,12 @@ fn a_written_session_is_exported_next_to_the_given_path() {
     let written = export_session(&s, &ExportExtras::default(), Some(&out), &ExportColors::default()).unwrap();
     assert_eq!(written, out);
     assert!(std::fs::read_to_string(&out).unwrap().contains("hello"));
-    let from_file = export_file(s.file().unwrap(), Some(&dir.path().join("2.html")), &ExportColors::default()).unwrap();
+    let from_file = export_file(
+        s.file().unwrap(),
+        Some(&dir.path().join("2.html")),
+        &ExportColors::default(),
+    )
+    .unwrap();
     assert!(std::fs::read_to_string(from_file).unwrap().contains("hello"));
 }
 

@@ -69,11 +69,17 @@ pub(crate) fn expandable_output(text: &str, max_lines: usize, language: Option<&
     let remaining = lines.len().saturating_sub(max_lines);
     let shown = lines[..lines.len().min(max_lines)].join("\n");
     if let Some(language) = language {
-        let full = format!("<pre><code class=\"hl\">{}</code></pre>", highlight(&text, Some(language)));
+        let full = format!(
+            "<pre><code class=\"hl\">{}</code></pre>",
+            highlight(&text, Some(language))
+        );
         if remaining == 0 {
             return format!("<div class=\"tool-output\">{full}</div>");
         }
-        let preview = format!("<pre><code class=\"hl\">{}</code></pre>", highlight(&shown, Some(language)));
+        let preview = format!(
+            "<pre><code class=\"hl\">{}</code></pre>",
+            highlight(&shown, Some(language))
+        );
         return format!(
             "<div class=\"tool-output expandable\"><div class=\"output-preview\">{preview}<div class=\"expand-hint\">... ({remaining} more lines)</div></div><div class=\"output-full\">{full}</div></div>"
         );
@@ -117,10 +123,7 @@ pub(crate) fn render_tool_call(call: &ToolCall, result: Option<&ToolResultMessag
     };
     let args = &call.arguments;
     let name = call.name.as_str();
-    let mut html = format!(
-        "<div class=\"tool-execution {status}\" data-tool=\"{}\">",
-        escape(name)
-    );
+    let mut html = format!("<div class=\"tool-execution {status}\" data-tool=\"{}\">", escape(name));
     match name {
         "bash" => {
             let command = match string_arg(args, &["command"]) {
@@ -128,9 +131,7 @@ pub(crate) fn render_tool_call(call: &ToolCall, result: Option<&ToolResultMessag
                 Some(command) => escape(command),
                 None => INVALID_ARG.to_owned(),
             };
-            html.push_str(&format!(
-                "<div class=\"tool-command\">$ {command}</div>"
-            ));
+            html.push_str(&format!("<div class=\"tool-command\">$ {command}</div>"));
             if let Some(result) = result {
                 let output = result_text(result);
                 let output = output.trim();
@@ -187,7 +188,10 @@ pub(crate) fn render_tool_call(call: &ToolCall, result: Option<&ToolResultMessag
                 let output = result_text(result);
                 let output = output.trim();
                 if !output.is_empty() {
-                    html.push_str(&format!("<div class=\"tool-output\"><div>{}</div></div>", escape(output)));
+                    html.push_str(&format!(
+                        "<div class=\"tool-output\"><div>{}</div></div>",
+                        escape(output)
+                    ));
                 }
             }
         }
@@ -219,7 +223,10 @@ pub(crate) fn render_tool_call(call: &ToolCall, result: Option<&ToolResultMessag
                 let output = result_text(result);
                 let output = output.trim();
                 if !output.is_empty() {
-                    html.push_str(&format!("<div class=\"tool-output\"><pre>{}</pre></div>", escape(output)));
+                    html.push_str(&format!(
+                        "<div class=\"tool-output\"><pre>{}</pre></div>",
+                        escape(output)
+                    ));
                 }
             }
         }
@@ -235,7 +242,10 @@ pub(crate) fn render_tool_call(call: &ToolCall, result: Option<&ToolResultMessag
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                path_html.push_str(&format!(" <span class=\"line-count\">(limit {})</span>", escape(&limit)));
+                path_html.push_str(&format!(
+                    " <span class=\"line-count\">(limit {})</span>",
+                    escape(&limit)
+                ));
             }
             html.push_str(&format!(
                 "<div class=\"tool-header\"><span class=\"tool-name\">ls</span> <span class=\"tool-path\">{path_html}</span></div>"
@@ -376,7 +386,10 @@ mod tests {
             &call("read", json!({"path": "/home/ann/main.rs", "offset": 5, "limit": 3})),
             Some(&result("fn main() {}", None)),
         );
-        assert!(html.contains("~/main.rs<span class=\"line-numbers\">:5-7</span>"), "{html}");
+        assert!(
+            html.contains("~/main.rs<span class=\"line-numbers\">:5-7</span>"),
+            "{html}"
+        );
         assert!(html.contains("hl-"), "{html}");
     }
 
@@ -402,7 +415,10 @@ mod tests {
 
     #[test]
     fn tree_labels_as_pi_writes_them() {
-        assert_eq!(tree_label("read", &json!({"path": "/home/a/x.rs", "offset": 2})), "[read: ~/x.rs:2]");
+        assert_eq!(
+            tree_label("read", &json!({"path": "/home/a/x.rs", "offset": 2})),
+            "[read: ~/x.rs:2]"
+        );
         assert_eq!(tree_label("grep", &json!({"pattern": "fn"})), "[grep: /fn/ in .]");
         assert_eq!(tree_label("bash", &json!({"command": "ls\n-la"})), "[bash: ls -la]");
         assert_eq!(tree_label("custom", &json!({"a": 1})), "[custom: {\"a\":1}]");

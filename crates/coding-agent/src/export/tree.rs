@@ -64,7 +64,9 @@ pub(crate) fn render(tree: &SessionTree<'_>, leaf: Option<usize>, lookup: &Looku
     let mut walk: Vec<usize> = tree.roots().iter().rev().copied().collect();
     while let Some(index) = walk.pop() {
         let node = &nodes[index];
-        let above = node.parent.and_then(|p| if visible(p) { Some(p) } else { nearest_visible[p] });
+        let above = node
+            .parent
+            .and_then(|p| if visible(p) { Some(p) } else { nearest_visible[p] });
         if visible(index) {
             match above {
                 Some(parent) => children[parent].push(index),
@@ -109,7 +111,11 @@ pub(crate) fn render(tree: &SessionTree<'_>, leaf: Option<usize>, lookup: &Looku
             placed.indent
         };
         let connector_shown = placed.show_connector && !placed.virtual_root_child;
-        let display_indent = if multiple_roots { placed.indent.saturating_sub(1) } else { placed.indent };
+        let display_indent = if multiple_roots {
+            placed.indent.saturating_sub(1)
+        } else {
+            placed.indent
+        };
         let mut child_gutters = placed.gutters.clone();
         if connector_shown {
             child_gutters.push(Gutter {
@@ -136,7 +142,11 @@ pub(crate) fn render(tree: &SessionTree<'_>, leaf: Option<usize>, lookup: &Looku
 }
 
 fn prefix(placed: &Placed, multiple_roots: bool) -> String {
-    let display_indent = if multiple_roots { placed.indent.saturating_sub(1) } else { placed.indent };
+    let display_indent = if multiple_roots {
+        placed.indent.saturating_sub(1)
+    } else {
+        placed.indent
+    };
     let connector = placed.show_connector && !placed.virtual_root_child;
     let connector_level = display_indent.checked_sub(1).filter(|_| connector);
     let mut out = String::new();
