@@ -143,7 +143,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("xclip");
         let target = dir.path().join("clipboard.txt");
-        std::fs::write(&script, format!("#!/bin/sh\ncat > '{}'\n", target.display())).unwrap();
+        std::fs::write(&script, format!("#!/bin/sh\nexec /bin/cat > '{}'\n", target.display())).unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         dir
     }
