@@ -28,6 +28,8 @@ Examples:
   pi --models sonnet:high,haiku:low    Models to cycle through (RPC cycle_model)
   pi --fork 0193a1b2                   Continue a copy of a session in a new session
   pi --demo                            Run the offline demo (no API key, no network)
+  pi --export session.jsonl output.html
+                                       Export a session file to HTML
 
 Environment:
   ANTHROPIC_API_KEY, OPENAI_API_KEY, …   API keys of the providers
@@ -197,6 +199,10 @@ pub struct Args {
     /// Run the offline demo (no key, no network)
     #[arg(long)]
     pub demo: bool,
+
+    /// Export session file to HTML and exit
+    #[arg(long = "export", value_name = "file")]
+    pub export: Option<PathBuf>,
 
     /// Show the version number
     #[arg(short = 'v', long)]

@@ -99,6 +99,28 @@ pub fn main_with(options: RunOptions) -> std::process::ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
+/// `pi --export <session.jsonl> [output.html]`: pi's `Exported to: <path>`, or `Error: <why>`
+/// and exit code 1.
+async fn export_file(input: &Path, output: Option<PathBuf>, io: &Io) -> i32 {
+    let input = input.to_path_buf();
+    let colors = pi_coding_agent::export::ExportColors::default();
+    let result =
+        tokio::task::spawn_blocking(move || pi_coding_agent::export::export_file(&input, output.as_deref(), &colors))
+            .await
+            .map_err(pi_coding_agent::export::ExportError::from)
+            .and_then(|result| result);
+    match result {
+        Ok(path) => {
+            say(&io.stdout, &format!("Exported to: {}", path.display()));
+            0
+        }
+        Err(error) => {
+            say(&io.stderr, &format!("Error: {error}"));
+            1
+        }
+    }
+}
+
 /// `--help`'s "Extension CLI Flags:" section (pi lists the flags the extensions register): the
 /// extensions of this directory and the command line's `-e` paths are loaded for it, then
 /// stopped. Empty without extensions or flags.
@@ -231,6 +253,9 @@ pub async fn run_with(args: Args, io: Io, extensions: RunOptions) -> i32 {
     if args.version {
         say(&io.stdout, VERSION);
         return 0;
+    }
+    if let Some(input) = &args.export {
+        return export_file(input, args.messages.first().map(PathBuf::from), &io).await;
     }
     if args.demo && io.interactive && !args.print && args.mode() == Mode::Text {
         return run_demo_interactive().await;

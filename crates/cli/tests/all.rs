@@ -11,6 +11,7 @@ mod cli;
 mod compaction;
 mod conformance;
 mod examples;
+mod export;
 mod extensions;
 mod faults;
 mod interactive_loop;

@@ -32,6 +32,8 @@ struct Vt {
     resize_to: Arc<Mutex<Option<(u16, u16)>>>,
     /// Frames drawn so far (flushes).
     frames: Arc<std::sync::atomic::AtomicUsize>,
+    /// Every byte written, as written (sequences the emulator does not keep, such as OSC 52).
+    raw: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Vt {
@@ -41,6 +43,7 @@ impl Vt {
             frame: Vec::new(),
             resize_to: Arc::new(Mutex::new(None)),
             frames: Arc::default(),
+            raw: Arc::default(),
         }
     }
 
@@ -101,6 +104,7 @@ impl Vt {
 impl Write for Vt {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.frame.extend_from_slice(bytes);
+        self.raw.lock().unwrap().extend_from_slice(bytes);
         Ok(bytes.len())
     }
 
@@ -402,7 +406,10 @@ async fn slash_commands_tree_fork_session_model_and_new() {
         .unwrap();
 
     type_line(&keys, "/session");
-    wait_for("the session notice", || vt.screen().contains("Messages: 0 user")).await;
+    wait_for("the session notice", || {
+        vt.screen().contains("Session Info") && vt.screen().contains("User: 0")
+    })
+    .await;
 
     type_line(&keys, "/model");
     wait_for("the model picker", || vt.screen().contains("Select a model")).await;
@@ -743,6 +750,124 @@ async fn editing_the_active_theme_file_recolours_the_screen() {
     let error = format!("Failed to parse theme {}: ", file.display());
     wait_for("the parse error", || vt.screen().contains(&error)).await;
     assert_eq!(vt.prompt_color(), Some(Rgb(0x44, 0x55, 0x66)), "{}", vt.screen());
+
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
+        .unwrap();
+    assert_eq!(run.await.unwrap(), 0);
+}
+
+/// `/name`, `/session`, `/export` (HTML and JSONL) and `/copy` with pi's texts.
+#[tokio::test(flavor = "multi_thread")]
+async fn session_commands_name_session_export_and_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    faux.set_responses([faux_assistant_text("The **answer** is 42.")]);
+    let options = SessionOptions::new(dir.path(), faux.model()).stream_fn(faux.stream_fn());
+    let session = AgentSession::new(options).unwrap();
+    let store = SessionManager::create(dir.path(), dir.path().join("sessions")).unwrap();
+    let file = store.file().unwrap().to_path_buf();
+    let app = App::new(
+        session,
+        store,
+        Arc::new(ModelRegistry::builtin()),
+        None,
+        Arc::new(|_| {}),
+    );
+    // No display and no clipboard tool: OSC 52 is the clipboard.
+    let empty = tempfile::tempdir().unwrap();
+    let path = empty.path().display().to_string();
+    let options = InteractiveOptions {
+        environment: pi_cli::modes::interactive::Environment::from_fn(move |name| {
+            (name == "PATH").then(|| path.clone())
+        }),
+        ..InteractiveOptions::default()
+    };
+    let (vt, keys, run) = start(&app, options, (100, 60));
+
+    type_line(&keys, "/copy");
+    wait_for("nothing to copy", || {
+        vt.screen().contains("No agent messages to copy yet.")
+    })
+    .await;
+    type_line(&keys, "/export");
+    wait_for("nothing to export", || {
+        vt.screen()
+            .contains("Failed to export session: Nothing to export yet - start a conversation first")
+    })
+    .await;
+    type_line(&keys, "/name");
+    wait_for("the usage", || vt.screen().contains("Usage: /name <name>")).await;
+
+    type_line(&keys, "a question");
+    wait_for("the answer", || {
+        vt.screen().contains("is 42.") && !vt.screen().contains("Working")
+    })
+    .await;
+
+    type_line(&keys, "/name  my  session ");
+    wait_for("the name set", || vt.screen().contains("Session name set: my  session")).await;
+    assert_eq!(
+        app.with_store(|s| s.name().map(str::to_owned)).as_deref(),
+        Some("my  session")
+    );
+    type_line(&keys, "/name");
+    wait_for("the name shown", || vt.screen().contains("Session name: my  session")).await;
+
+    type_line(&keys, "/session");
+    wait_for("the session info", || vt.screen().contains("Session Info")).await;
+    let screen = vt.screen();
+    // The long path wraps: joined without the rows' padding it reads as one line.
+    let joined: String = screen.lines().map(str::trim).collect();
+    assert!(joined.contains(&format!("File:{}ID:", file.display())), "{screen}");
+    let id = app.with_store(|s| s.id().to_owned());
+    for line in [
+        "Name: my  session".to_owned(),
+        format!("ID: {id}"),
+        "User: 1".to_owned(),
+        "Assistant: 1".to_owned(),
+        "Tool Calls: 0".to_owned(),
+        "Tool Results: 0".to_owned(),
+        "Total: 2".to_owned(),
+    ] {
+        assert!(screen.contains(&line), "{line:?} missing:\n{screen}");
+    }
+
+    let html = dir.path().join("my export.html");
+    type_line(&keys, &format!("/export \"{}\" ignored", html.display()));
+    let said = format!("Session exported to: {}", html.display());
+    wait_for("the export", || vt.history().concat().contains(&said)).await;
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("<strong>answer</strong>")
+    );
+    let jsonl = dir.path().join("out/branch.jsonl");
+    type_line(&keys, &format!("/export {}", jsonl.display()));
+    let said = format!("Session exported to: {}", jsonl.display());
+    wait_for("the JSONL export", || vt.history().concat().contains(&said)).await;
+    let types: Vec<String> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(types, ["session", "message", "message", "session_info"]);
+
+    type_line(&keys, "/copy");
+    wait_for("copied", || {
+        vt.screen().contains("Copied last agent message to clipboard")
+    })
+    .await;
+    let raw = String::from_utf8_lossy(&vt.raw.lock().unwrap()).into_owned();
+    // base64 of "The **answer** is 42."
+    assert!(
+        raw.contains("\x1b]52;c;VGhlICoqYW5zd2VyKiogaXMgNDIu\x07"),
+        "no OSC 52 sequence"
+    );
 
     keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
         .unwrap();

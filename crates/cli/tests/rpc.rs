@@ -715,3 +715,49 @@ async fn clone_copies_the_branch_into_a_new_session_as_pi_does() {
     let roles: Vec<&Value> = messages.as_array().unwrap()[1..].iter().map(|m| &m["role"]).collect();
     assert_eq!(roles, ["user", "assistant", "user"], "{messages}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn export_html_writes_the_session_where_pi_writes_it() {
+    let server = MockServer::start(vec![openai::text("The **answer**.")]).await;
+    let mut rpc = Rpc::start(&server);
+    let root = rpc._sandbox.root().to_path_buf();
+    on_blocking(move || {
+        // Before the first answer there is no session file yet (pi's message).
+        rpc.send(json!({"id": "0", "type": "export_html"}));
+        assert_eq!(
+            rpc.response("0").to_string(),
+            r#"{"id":"0","type":"response","command":"export_html","success":false,"error":"Nothing to export yet - start a conversation first"}"#
+        );
+        rpc.send(json!({"id": "1", "type": "prompt", "message": "hi"}));
+        rpc.response("1");
+        rpc.event("agent_end");
+        rpc.send(json!({"id": "s", "type": "get_state"}));
+        let file = PathBuf::from(rpc.response("s")["data"]["sessionFile"].as_str().unwrap());
+        let stem = file.file_stem().unwrap().to_str().unwrap().to_owned();
+
+        // Without a path: pi's file name, in the current directory.
+        rpc.send(json!({"id": "2", "type": "export_html"}));
+        let default_name = format!("pi-session-{stem}.html");
+        assert_eq!(rpc.response("2")["data"], json!({"path": default_name}));
+        let html = std::fs::read_to_string(root.join("project").join(&default_name)).unwrap();
+        for needle in ["<strong>answer</strong>", "System Prompt", "Available Tools", "tool-item-name\">read<"] {
+            assert!(html.contains(needle), "{needle} missing");
+        }
+
+        let out = root.join("out.html");
+        rpc.send(json!({"id": "3", "type": "export_html", "outputPath": out}));
+        assert_eq!(rpc.response("3")["data"], json!({"path": out}));
+        assert!(std::fs::read_to_string(&out).unwrap().contains("<strong>answer</strong>"));
+        rpc.close();
+    })
+    .await;
+
+    let server = MockServer::start(vec![]).await;
+    let mut rpc = Rpc::start_with(&server, &["--no-session"], |_| {});
+    on_blocking(move || {
+        rpc.send(json!({"id": "1", "type": "export_html"}));
+        assert_eq!(rpc.response("1")["error"], "Cannot export in-memory session to HTML");
+        rpc.close();
+    })
+    .await;
+}

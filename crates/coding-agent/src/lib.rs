@@ -11,6 +11,7 @@
 //!   [`App`] is a running session recorded to its session file (`pi-session-store`).
 //! * [`compaction`]: pi's compaction of long sessions (context usage, cut points, summaries, the
 //!   hook extensions use); [`App`] runs it on `/compact`, on threshold and on overflow.
+//! * [`export`]: a session as one self-contained HTML file (`/export`, `pi --export`).
 //! * [`resolve`]: the LIFO pending-action store, the hidden `resolve` tool, the tool-choice queue
 //!   and the forcing policy. [`ast`]: the structural `ast_grep` and transactional `ast_edit`.
 //! * [`custom_tools`]: tools users add (native factories, any language over stdio, pi's
@@ -55,6 +56,7 @@ mod builder;
 pub mod compaction;
 pub mod config;
 pub mod custom_tools;
+pub mod export;
 pub mod extensions;
 mod messages;
 mod model_choice;

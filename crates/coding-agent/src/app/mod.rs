@@ -649,6 +649,7 @@ fn custom_parts(custom: &CustomMessage) -> (String, UserContent, bool, Option<Va
 mod compact;
 mod complete;
 pub(crate) use complete::CompleteRequest;
+mod export;
 mod extensions;
 mod switching;
 pub use extensions::{ModelSelectSource, SessionStartReason, ShutdownReason, unless_cancelled};

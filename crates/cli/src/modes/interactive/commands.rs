@@ -1,4 +1,5 @@
-//! Slash commands of the interactive mode.
+//! Slash commands of the interactive mode: parsing them (`session_commands` carries out the ones
+//! about the session itself).
 
 /// A command typed in the editor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,8 +14,14 @@ pub enum SlashCommand {
     Tree,
     /// `/fork`: a new session from an earlier message.
     Fork,
-    /// `/session`: show the session's file, id and usage.
+    /// `/session`: show the session's name, file, id, message counts, tokens and cost.
     Session,
+    /// `/export [file]`: write the session as HTML (or the branch as JSONL for a `.jsonl` file).
+    Export(String),
+    /// `/copy`: the last agent message to the clipboard.
+    Copy,
+    /// `/name [name]`: name the session, or show its name.
+    Name(String),
     /// `/compact [instructions]`: summarize the history now, focused by the instructions.
     Compact(String),
     /// `/apply [reason]`: apply the pending preview.
@@ -34,7 +41,13 @@ pub(super) const COMMANDS: &[(&str, &str)] = &[
     ("/resume", "open another session of this directory"),
     ("/tree", "continue from an earlier message (a new branch)"),
     ("/fork", "a new session from an earlier message"),
-    ("/session", "show the session file, id and usage"),
+    ("/session", "show session info and stats"),
+    (
+        "/export",
+        "export session (HTML default, or specify path: .html/.jsonl)",
+    ),
+    ("/copy", "copy last agent message to clipboard"),
+    ("/name", "set session display name"),
     ("/compact", "summarize the history now [instructions]"),
     ("/apply", "apply the pending preview [reason]"),
     ("/discard", "discard the pending preview [reason]"),
@@ -49,6 +62,7 @@ pub(super) const COMMANDS: &[(&str, &str)] = &[
 /// assert_eq!(parse_slash_command("/apply Looks right."), Some(SlashCommand::Apply("Looks right.".into())));
 /// assert_eq!(parse_slash_command("/quit"), Some(SlashCommand::Quit));
 /// assert_eq!(parse_slash_command("/compact keep the API notes"), Some(SlashCommand::Compact("keep the API notes".into())));
+/// assert_eq!(parse_slash_command("/name  my session "), Some(SlashCommand::Name("my session".into())));
 /// assert_eq!(parse_slash_command("/etc/hosts is odd"), None);
 /// ```
 pub fn parse_slash_command(text: &str) -> Option<SlashCommand> {
@@ -62,6 +76,9 @@ pub fn parse_slash_command(text: &str) -> Option<SlashCommand> {
         "/tree" => SlashCommand::Tree,
         "/fork" => SlashCommand::Fork,
         "/session" => SlashCommand::Session,
+        "/export" => SlashCommand::Export(rest),
+        "/copy" => SlashCommand::Copy,
+        "/name" => SlashCommand::Name(rest),
         "/compact" => SlashCommand::Compact(rest),
         "/apply" => SlashCommand::Apply(rest),
         "/discard" => SlashCommand::Discard(rest),
@@ -100,4 +117,24 @@ pub(super) fn ago(time: std::time::SystemTime) -> String {
         3600..86_400 => format!("{}h ago", seconds / 3600),
         _ => format!("{}d ago", seconds / 86_400),
     }
+}
+
+/// The path argument of `/export`, as pi reads it: the first word, or the text between a pair of
+/// quotes; `None` without one (or with an unclosed quote).
+///
+/// ```
+/// use pi_cli::modes::interactive::path_argument;
+/// assert_eq!(path_argument("out.html more words"), Some("out.html"));
+/// assert_eq!(path_argument("\"my file.html\" x"), Some("my file.html"));
+/// assert_eq!(path_argument("'unclosed"), None);
+/// assert_eq!(path_argument(""), None);
+/// ```
+pub fn path_argument(rest: &str) -> Option<&str> {
+    let rest = rest.trim_start();
+    let first = rest.chars().next()?;
+    if first == '"' || first == '\'' {
+        let inner = &rest[1..];
+        return inner.find(first).map(|end| &inner[..end]);
+    }
+    Some(rest.split(char::is_whitespace).next().unwrap_or(rest))
 }

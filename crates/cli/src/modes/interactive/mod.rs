@@ -24,18 +24,21 @@
 //! source (the tests drive it through a vt100 terminal); [`run_interactive`] runs it on the real
 //! terminal.
 
+mod clipboard;
 mod commands;
 mod dialogs;
 mod footer;
 mod panic_hook;
 mod render;
 mod screen;
+mod session_commands;
 mod terminal;
 mod theme_watch;
 mod tools;
 mod transcript;
 
-pub use commands::{SlashCommand, parse_slash_command};
+pub use clipboard::Environment;
+pub use commands::{SlashCommand, parse_slash_command, path_argument};
 pub use dialogs::{TuiUi, UiRequest};
 pub use footer::FooterInfo;
 pub use render::{RenderContext, Renderers, render_tool};
@@ -84,6 +87,8 @@ pub struct InteractiveOptions {
     pub skill_commands: bool,
     /// The loaded extensions: a sent `/name args` naming one of their commands runs it.
     pub extensions: Option<Arc<pi_coding_agent::extensions::Extensions>>,
+    /// Where `/copy` reads `DISPLAY`, `SSH_CONNECTION`, `PATH` … (the process's environment).
+    pub environment: Environment,
 }
 
 impl Default for InteractiveOptions {
@@ -99,6 +104,7 @@ impl Default for InteractiveOptions {
             show_history: true,
             skill_commands: true,
             extensions: None,
+            environment: Environment::default(),
         }
     }
 }
@@ -186,7 +192,10 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     let (tree_tx, mut trees) = mpsc::unbounded_channel::<TreeMessage>();
     let mut requests = options.requests.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let mut warnings = options.warnings.unwrap_or_else(|| mpsc::unbounded_channel().1);
-    let skill_commands = options.skill_commands;
+    let context = CommandContext {
+        skill_commands: options.skill_commands,
+        environment: options.environment.clone(),
+    };
     let mut ticker = tokio::time::interval(Loader::INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
 
@@ -271,7 +280,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
                 extensions.as_ref(),
                 &run_tx,
                 &tree_tx,
-                skill_commands,
+                &context,
             )
             .await
         {
@@ -305,6 +314,11 @@ async fn shutdown_wanted(extensions: Option<&Arc<pi_coding_agent::extensions::Ex
 /// editor draws its own): the renderer then rests at the live region's first row, which keeps a
 /// resize exact however the terminal reflows.
 fn draw<W: Write>(screen: &mut Screen, renderer: &mut InlineRenderer<W>) -> std::io::Result<()> {
+    let raw = screen.take_terminal_output();
+    if !raw.is_empty() {
+        renderer.writer_mut().write_all(raw.as_bytes())?;
+        renderer.writer_mut().flush()?;
+    }
     let width = renderer.width();
     let committed = screen.take_commit(width);
     renderer.commit(&committed)?;
@@ -378,6 +392,12 @@ fn start_run(
     });
 }
 
+/// What the commands need from the options.
+struct CommandContext {
+    skill_commands: bool,
+    environment: Environment,
+}
+
 /// Carries out `action`; `false` to leave.
 async fn perform(
     action: Action,
@@ -386,7 +406,7 @@ async fn perform(
     extensions: Option<&Arc<pi_coding_agent::extensions::Extensions>>,
     runs: &mpsc::UnboundedSender<RunResult>,
     trees: &mpsc::UnboundedSender<TreeMessage>,
-    skill_commands: bool,
+    context: &CommandContext,
 ) -> bool {
     let session = app.session();
     match action {
@@ -420,7 +440,7 @@ async fn perform(
             screen.transcript_mut().user_resolution(verb, &reason, result, is_error);
             refresh(screen, app);
         }
-        Action::Command(command) => command_action(command, screen, app, extensions, skill_commands).await,
+        Action::Command(command) => command_action(command, screen, app, extensions, context).await,
         Action::Pick { kind, id } => picked(kind, &id, screen, app, trees).await,
     }
     true
@@ -442,7 +462,7 @@ async fn command_action(
     screen: &mut Screen,
     app: &App,
     extensions: Option<&Arc<pi_coding_agent::extensions::Extensions>>,
-    skill_commands: bool,
+    context: &CommandContext,
 ) {
     match command {
         SlashCommand::Compact(instructions) => {
@@ -548,34 +568,19 @@ async fn command_action(
             };
             screen.open_picker(kind, title, items, selected);
         }
-        SlashCommand::Session => {
-            let stats = app.stats();
-            let file = app
-                .session_file()
-                .map(|f| f.display().to_string())
-                .unwrap_or_else(|| "(not saved)".to_owned());
-            let id = app.header_json()["id"].as_str().unwrap_or_default().to_owned();
-            screen.notice(
-                format!(
-                    "Session {id}\nFile: {file}\nMessages: {} user, {} assistant, {} tool calls\nTokens: {} in, {} out, {} cache read, {} cache write\nCost: ${:.4}",
-                    stats.user_messages,
-                    stats.assistant_messages,
-                    stats.tool_calls,
-                    stats.input,
-                    stats.output,
-                    stats.cache_read,
-                    stats.cache_write,
-                    stats.cost
-                ),
-                NoticeKind::Info,
-            );
-        }
+        SlashCommand::Session => screen.notice(session_commands::session_info(app), NoticeKind::Info),
+        SlashCommand::Name(name) => session_commands::name(screen, app, &name),
+        SlashCommand::Export(rest) => session_commands::export(screen, app, &rest).await,
+        SlashCommand::Copy => session_commands::copy(screen, app, &context.environment).await,
         SlashCommand::Help => {
             let mut text = String::from("Commands:");
             for (name, help) in COMMANDS {
                 text.push_str(&format!("\n  {name:<10} {help}"));
             }
-            text.push_str(&commands::resource_commands(&app.session().resources(), skill_commands));
+            text.push_str(&commands::resource_commands(
+                &app.session().resources(),
+                context.skill_commands,
+            ));
             // The extensions' commands, by their invocation names.
             for command in extensions.map(|e| e.commands()).unwrap_or_default() {
                 let name = format!("/{}", command.invocation_name);
@@ -758,8 +763,12 @@ async fn tree_message(
             match *result {
                 Ok(outcome) if outcome.aborted => {
                     screen.notice("Branch summarization cancelled", NoticeKind::Info);
-                    // `/tree` again: neither the extensions nor the skill commands matter to it.
-                    command_action(SlashCommand::Tree, screen, app, None, false).await;
+                    // `/tree` again: neither the extensions nor the context matter to it.
+                    let context = CommandContext {
+                        skill_commands: false,
+                        environment: Environment::default(),
+                    };
+                    command_action(SlashCommand::Tree, screen, app, None, &context).await;
                 }
                 Ok(outcome) if outcome.cancelled => screen.notice("Navigation cancelled", NoticeKind::Info),
                 Ok(outcome) => {

@@ -121,6 +121,8 @@ pub struct Screen {
     reprint: Vec<Item>,
     /// A retry's wait in progress: its loader counts down instead of the working one.
     retry: Option<RetryWait>,
+    /// Sequences for the terminal itself (OSC 52 from `/copy`), written before the next frame.
+    terminal_output: String,
 }
 
 /// The wait before an automatic retry, as pi shows it.
@@ -160,7 +162,18 @@ impl Screen {
             exit_armed: false,
             reprint: Vec::new(),
             retry: None,
+            terminal_output: String::new(),
         }
+    }
+
+    /// Queues a sequence for the terminal itself (not shown: e.g. OSC 52, the clipboard).
+    pub fn send_to_terminal(&mut self, sequence: &str) {
+        self.terminal_output.push_str(sequence);
+    }
+
+    /// The sequences queued by [`Screen::send_to_terminal`], once.
+    pub fn take_terminal_output(&mut self) -> String {
+        std::mem::take(&mut self.terminal_output)
     }
 
     /// The theme.

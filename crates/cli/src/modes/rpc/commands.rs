@@ -125,6 +125,7 @@ pub(crate) async fn dispatch(rpc: &Arc<Rpc>, command: Value) {
         "get_tree" => Ok(Some(rpc.app.tree_json())),
         "get_last_assistant_text" => Ok(Some(last_assistant_text(rpc))),
         "set_session_name" => set_session_name(rpc, &command),
+        "export_html" => export_html(rpc, &command).await,
         "get_commands" => Ok(Some(commands(rpc))),
         "compact" => {
             // In the background, so that `abort_compaction` (or `abort`) can reach it.
@@ -270,6 +271,19 @@ fn set_session_name(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
     }
     rpc.app.set_session_name(name);
     Ok(None)
+}
+
+/// `export_html {outputPath?}`: `{path}` of the written file (pi's default name without one).
+async fn export_html(rpc: &Rpc, command: &Map<String, Value>) -> Reply {
+    let output = command
+        .get("outputPath")
+        .and_then(Value::as_str)
+        .map(std::path::Path::new);
+    let colors = pi_coding_agent::export::ExportColors::default();
+    match rpc.app.export_html(output, &colors).await {
+        Ok(path) => Ok(Some(json!({"path": path.display().to_string()}))),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 async fn queue(rpc: &Rpc, kind: &str, command: &Map<String, Value>) -> Reply {

@@ -1,0 +1,118 @@
+//! The slash commands about the session itself, with pi's texts: `/session`, `/name`, `/export`,
+//! `/copy`.
+
+use std::path::Path;
+
+use pi_coding_agent::App;
+use pi_coding_agent::export::{ExportColors, export_branch_jsonl};
+
+use super::clipboard;
+use super::commands::path_argument;
+use super::screen::Screen;
+use super::transcript::NoticeKind;
+
+/// `1234567` as `1,234,567` (pi's `toLocaleString()` in English).
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `/session`: pi's "Session Info" — name, file, id, message counts, tokens and cost.
+pub(super) fn session_info(app: &App) -> String {
+    let stats = app.stats();
+    let name = app.with_store(|store| store.name().map(str::to_owned));
+    let file = app
+        .session_file()
+        .map_or_else(|| "In-memory".to_owned(), |f| f.display().to_string());
+    let id = app.with_store(|store| store.id().to_owned());
+    let mut info = String::from("Session Info\n\n");
+    if let Some(name) = name {
+        info.push_str(&format!("Name: {name}\n"));
+    }
+    info.push_str(&format!("File: {file}\nID: {id}\n\n"));
+    info.push_str(&format!(
+        "Messages\nUser: {}\nAssistant: {}\nTool Calls: {}\nTool Results: {}\nTotal: {}\n\n",
+        stats.user_messages, stats.assistant_messages, stats.tool_calls, stats.tool_results, stats.total_messages
+    ));
+    info.push_str(&format!(
+        "Tokens\nInput: {}\nOutput: {}\n",
+        grouped(stats.input),
+        grouped(stats.output)
+    ));
+    if stats.cache_read > 0 {
+        info.push_str(&format!("Cache Read: {}\n", grouped(stats.cache_read)));
+    }
+    if stats.cache_write > 0 {
+        info.push_str(&format!("Cache Write: {}\n", grouped(stats.cache_write)));
+    }
+    let total = stats.input + stats.output + stats.cache_read + stats.cache_write;
+    info.push_str(&format!("Total: {}", grouped(total)));
+    if stats.cost > 0.0 {
+        info.push_str(&format!("\n\nCost\nTotal: {:.4}", stats.cost));
+    }
+    info
+}
+
+/// `/name [name]`: names the session (`Session name set: …`), or shows the name.
+pub(super) fn name(screen: &mut Screen, app: &App, name: &str) {
+    let name = name.trim();
+    if name.is_empty() {
+        match app.with_store(|store| store.name().map(str::to_owned)) {
+            Some(current) => screen.notice(format!("Session name: {current}"), NoticeKind::Info),
+            None => screen.notice("Usage: /name <name>", NoticeKind::Warning),
+        }
+        return;
+    }
+    app.set_session_name(name);
+    screen.notice(format!("Session name set: {name}"), NoticeKind::Info);
+}
+
+/// `/export [file]`: the session as HTML (pi's `pi-session-<file>.html` without a file), or the
+/// current branch as a session file when the file ends in `.jsonl`.
+pub(super) async fn export(screen: &mut Screen, app: &App, rest: &str) {
+    let output = path_argument(rest).map(Path::new);
+    let result = match output {
+        Some(path) if path.to_string_lossy().ends_with(".jsonl") => {
+            app.with_store(|store| export_branch_jsonl(store, path))
+        }
+        _ => app.export_html(output, &ExportColors::default()).await,
+    };
+    match result {
+        Ok(path) => screen.notice(format!("Session exported to: {}", path.display()), NoticeKind::Info),
+        Err(error) => screen.notice(format!("Failed to export session: {error}"), NoticeKind::Error),
+    }
+}
+
+/// `/copy`: the last agent message's text to the clipboard (`env` reads the environment).
+pub(super) async fn copy(screen: &mut Screen, app: &App, env: &clipboard::Environment) {
+    let Some(text) = app.last_assistant_text() else {
+        screen.notice("No agent messages to copy yet.", NoticeKind::Error);
+        return;
+    };
+    match clipboard::copy(&text, env).await {
+        Ok(sequence) => {
+            if let Some(sequence) = sequence {
+                screen.send_to_terminal(&sequence);
+            }
+            screen.notice("Copied last agent message to clipboard", NoticeKind::Info);
+        }
+        Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(super::grouped(0), "0");
+        assert_eq!(super::grouped(12_345), "12,345");
+        assert_eq!(super::grouped(1_000_000), "1,000,000");
+    }
+}
