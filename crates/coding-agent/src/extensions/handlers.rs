@@ -228,7 +228,7 @@ impl ExtensionHandlers {
             // Far from the indexes given at load, and distinct per tool of the session.
             let index = usize::MAX - session.tool_registry().iter().count();
             let tool = crate::custom_tools::process::ProcessTool::new(host.clone(), index, tool.definition);
-            let (added, failed) = super::add_process_tool(session, tool, &path);
+            let (added, failed) = super::tools::add_process_tool(session, tool, &path);
             for error in failed {
                 self.hub.report(&super::events::ExtensionError::Process {
                     extension: path.clone(),

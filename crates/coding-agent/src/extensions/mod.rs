@@ -25,6 +25,8 @@ mod handlers;
 mod hub;
 mod node;
 mod registration;
+mod tools;
+pub use tools::OVERRIDABLE_TOOLS;
 
 pub mod events;
 
@@ -45,18 +47,15 @@ pub use node::host_spec;
 pub use registration::{CommandInfo, ExtensionTool, FlagInfo, ProviderInfo, Registration, ShortcutInfo};
 
 use crate::App;
+use crate::custom_tools::ToolApi;
 use crate::custom_tools::node::EnvLookup;
 use crate::custom_tools::process::{Host, ProcessSpec, ProcessTool, Protocol, parse_manifest};
-use crate::custom_tools::{CustomTool, CustomTools, LoadedTool, ToolApi, ToolKind};
 use crate::session::AgentSession;
 use handlers::ExtensionHandlers;
 use hub::{Hosted, Hub};
 
 /// The protocol version of extension processes.
 pub const EXTENSION_PROTOCOL_VERSION: u32 = 2;
-
-/// The built-in tools an extension may override (pi's "Overriding Built-in Tools").
-pub const OVERRIDABLE_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
 /// An extension that failed to load, or something about it pi reports at load time (a tool or
 /// flag name another extension took first). pi goes on without it.
@@ -321,9 +320,12 @@ impl Extensions {
                 let index = next_index.entry(hosted.process).or_insert(0);
                 let tool = ProcessTool::new(host.clone(), *index, tool.definition.clone());
                 *index += 1;
-                let (added, failed) = add_process_tool(session, tool, &path);
+                let (added, failed) = tools::add_process_tool(session, tool, &path);
                 names.extend(added);
-                errors.extend(failed);
+                errors.extend(failed.into_iter().map(|error| ExtensionLoadError {
+                    path: error.origin,
+                    error: error.error,
+                }));
             }
         }
         lock(&self.errors).extend(errors);
@@ -528,43 +530,6 @@ impl Extensions {
         let processes = self.hub.processes();
         futures::future::join_all(processes.iter().map(|host| host.shutdown())).await;
     }
-}
-
-/// Adds an extension's tool to `session`: in the place of the built-in of its name when it may
-/// override one (with pi's notice), else as a custom tool. The names added, and what failed.
-pub(crate) fn add_process_tool(
-    session: &AgentSession,
-    tool: ProcessTool,
-    path: &str,
-) -> (Vec<String>, Vec<ExtensionLoadError>) {
-    let name = tool.name().to_owned();
-    let custom: Arc<dyn CustomTool> = Arc::new(tool);
-    if OVERRIDABLE_TOOLS.contains(&name.as_str()) && session.override_builtin(custom.clone(), Some(PathBuf::from(path)))
-    {
-        session.ui().notify(
-            &format!("Extension tool \"{name}\" overrides the built-in tool"),
-            crate::NotifyKind::Warning,
-        );
-        return (Vec::new(), Vec::new());
-    }
-    let loaded = CustomTools {
-        tools: vec![LoadedTool {
-            tool: custom,
-            origin: path.to_owned(),
-            path: Some(PathBuf::from(path)),
-            kind: ToolKind::Process,
-        }],
-        errors: Vec::new(),
-    };
-    let (added, failed) = session.add_custom_tools(&loaded);
-    let failed = failed
-        .into_iter()
-        .map(|error| ExtensionLoadError {
-            path: error.origin,
-            error: error.error,
-        })
-        .collect();
-    (added, failed)
 }
 
 /// `error` for every path.
