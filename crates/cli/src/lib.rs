@@ -506,7 +506,8 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         let messages = args.messages.clone();
         let stdin = io.stdin.clone();
         let cwd = cwd.clone();
-        tokio::task::spawn_blocking(move || build_prompts(&messages, stdin.as_deref(), &cwd)).await??
+        let resize = settings.images.auto_resize;
+        tokio::task::spawn_blocking(move || build_prompts(&messages, stdin.as_deref(), &cwd, resize)).await??
     };
     let registry = Arc::new(registry);
     // The interactive mode shows warnings (custom tools that failed to load, a failed session

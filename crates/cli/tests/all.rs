@@ -13,6 +13,7 @@ mod conformance;
 mod examples;
 mod extensions;
 mod faults;
+mod images;
 mod interactive_loop;
 mod interactive_screens;
 mod list_models;

@@ -34,6 +34,7 @@ mod edit;
 mod env;
 mod find;
 mod grep;
+pub mod images;
 mod ls;
 pub mod mutation_queue;
 mod node;
