@@ -132,3 +132,116 @@ async fn images_block_images_keeps_every_image_from_the_provider() {
     assert!(tool.contains("Read image file [image/png]"), "{tool}");
     assert!(tool.contains("Image reading is disabled."), "{tool}");
 }
+
+/// A finished `read` block whose result carries a small PNG (and, when `jpeg`, a JPEG too).
+fn read_block(jpeg: bool) -> pi_cli::modes::interactive::ToolBlock {
+    use pi_agent_core::{ContentBlock, ToolResult};
+    let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let mut content = vec![
+        ContentBlock::text("Read image file [image/png]"),
+        ContentBlock::image(encode(&png(36, 18)), "image/png"),
+    ];
+    if jpeg {
+        let mut bytes = Vec::new();
+        image::RgbImage::from_pixel(18, 18, image::Rgb([10, 20, 30]))
+            .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Jpeg)
+            .unwrap();
+        content.push(ContentBlock::image(encode(&bytes), "image/jpeg"));
+    }
+    pi_cli::modes::interactive::ToolBlock {
+        call_id: "call-1".into(),
+        name: "read".into(),
+        args: json!({"path": "shot.png"}),
+        partial: None,
+        result: Some(ToolResult {
+            content,
+            ..ToolResult::default()
+        }),
+        is_error: false,
+        started: None,
+        elapsed: None,
+    }
+}
+
+/// The block as the terminal receives it, escapes spelled out and long base64 shortened.
+fn rendered(block: &pi_cli::modes::interactive::ToolBlock, images: pi_cli::modes::interactive::InlineImages) -> String {
+    use pi_cli::modes::interactive::{RenderContext, Renderers, render_tool};
+    let theme = pi_tui::Theme::indexed();
+    let renderers = Renderers::new();
+    let context = RenderContext {
+        theme: &theme,
+        expanded: false,
+        renderers: &renderers,
+        images,
+    };
+    let lines = render_tool(block, context, 50);
+    let base64 = regex_free_shorten;
+    lines
+        .iter()
+        .map(|line| base64(&pi_tui::ansi::line_to_ansi(line)).escape_debug().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Replaces each run of 40 or more base64 characters with its length.
+fn regex_free_shorten(text: &str) -> String {
+    let mut out = String::new();
+    let mut run = String::new();
+    let is_base64 = |c: char| c.is_ascii_alphanumeric() || c == '+' || c == '/' || c == '=';
+    for c in text.chars().chain(std::iter::once('\0')) {
+        if is_base64(c) {
+            run.push(c);
+            continue;
+        }
+        if run.len() >= 40 {
+            out.push_str(&format!("<{} base64 chars>", run.len()));
+        } else {
+            out.push_str(&run);
+        }
+        run.clear();
+        if c != '\0' {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn inline(protocol: Option<pi_tui::image::ImageProtocol>, show: bool) -> pi_cli::modes::interactive::InlineImages {
+    pi_cli::modes::interactive::InlineImages {
+        protocol,
+        show,
+        width_cells: 8,
+    }
+}
+
+#[test]
+fn tool_result_images_inline_in_kitty_converted_to_png() {
+    let shown = rendered(
+        &read_block(true),
+        inline(Some(pi_tui::image::ImageProtocol::Kitty), true),
+    );
+    // The JPEG is sent as PNG (f=100), as kitty requires.
+    assert_eq!(shown.matches("f=100").count(), 2, "{shown}");
+    insta::assert_snapshot!("tool_result_image_kitty", shown);
+}
+
+#[test]
+fn tool_result_images_inline_in_iterm2() {
+    let shown = rendered(
+        &read_block(false),
+        inline(Some(pi_tui::image::ImageProtocol::ITerm2), true),
+    );
+    insta::assert_snapshot!("tool_result_image_iterm2", shown);
+}
+
+#[test]
+fn tool_result_images_as_placeholders_without_a_protocol_or_with_show_images_off() {
+    let none = rendered(&read_block(true), inline(None, true));
+    let off = rendered(
+        &read_block(true),
+        inline(Some(pi_tui::image::ImageProtocol::Kitty), false),
+    );
+    assert_eq!(none, off);
+    assert!(!off.contains("\\u{1b}_G"), "{off}");
+    insta::assert_snapshot!("tool_result_image_placeholder", none);
+}

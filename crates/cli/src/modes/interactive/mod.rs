@@ -27,6 +27,7 @@
 mod commands;
 mod dialogs;
 mod footer;
+mod images;
 mod panic_hook;
 mod render;
 mod screen;
@@ -51,6 +52,7 @@ use pi_tui::{InlineRenderer, Loader, SelectItem, Theme};
 use tokio::sync::mpsc;
 
 use commands::COMMANDS;
+pub use images::InlineImages;
 use pi_coding_agent::App;
 use pi_coding_agent::SessionEvent;
 use pi_coding_agent::extensions::events::InputSource;
@@ -78,6 +80,8 @@ pub struct InteractiveOptions {
     pub skill_commands: bool,
     /// The loaded extensions: a sent `/name args` naming one of their commands runs it.
     pub extensions: Option<Arc<pi_coding_agent::extensions::Extensions>>,
+    /// How tool results' images are shown (detected from the environment by default).
+    pub images: InlineImages,
 }
 
 impl Default for InteractiveOptions {
@@ -91,6 +95,7 @@ impl Default for InteractiveOptions {
             show_history: true,
             skill_commands: true,
             extensions: None,
+            images: InlineImages::detect(),
         }
     }
 }
@@ -164,6 +169,7 @@ type RunResult = Result<(), AgentError>;
 pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions, term: Terminal<W>) -> i32 {
     let session = app.session().clone();
     let mut screen = Screen::new(options.theme);
+    screen.set_images(options.images);
     let (width, height) = term.size;
     let mut renderer = InlineRenderer::new(term.out, width, height);
     let mut input = term.events;

@@ -21,6 +21,7 @@ use ratatui::text::Span;
 use super::commands::{self, SlashCommand};
 use super::dialogs::{Dialog, UiRequest};
 use super::footer::{self, FooterInfo};
+use super::images::InlineImages;
 use super::render::{RenderContext, Renderers, render_item};
 use super::transcript::{Item, NoticeKind, Transcript};
 use pi_coding_agent::NotifyKind;
@@ -121,6 +122,8 @@ pub struct Screen {
     reprint: Vec<Item>,
     /// A retry's wait in progress: its loader counts down instead of the working one.
     retry: Option<RetryWait>,
+    /// How tool results' images are shown.
+    images: InlineImages,
 }
 
 /// The wait before an automatic retry, as pi shows it.
@@ -160,7 +163,14 @@ impl Screen {
             exit_armed: false,
             reprint: Vec::new(),
             retry: None,
+            images: InlineImages::detect(),
         }
+    }
+
+    /// How tool results' images are shown (the terminal's protocol, `terminal.showImages`,
+    /// `terminal.imageWidthCells`).
+    pub fn set_images(&mut self, images: InlineImages) {
+        self.images = images;
     }
 
     /// The theme.
@@ -456,6 +466,7 @@ impl Screen {
             theme: &self.theme,
             expanded: self.expanded,
             renderers: &self.renderers,
+            images: self.images,
         }
     }
 
