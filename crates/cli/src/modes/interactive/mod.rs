@@ -82,6 +82,8 @@ pub struct InteractiveOptions {
     pub extensions: Option<Arc<pi_coding_agent::extensions::Extensions>>,
     /// How tool results' images are shown (detected from the environment by default).
     pub images: InlineImages,
+    /// Where Ctrl+V reads an image from (the system clipboard by default).
+    pub clipboard: crate::Clipboard,
 }
 
 impl Default for InteractiveOptions {
@@ -96,6 +98,7 @@ impl Default for InteractiveOptions {
             skill_commands: true,
             extensions: None,
             images: InlineImages::detect(),
+            clipboard: crate::Clipboard::system(),
         }
     }
 }
@@ -183,6 +186,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     let mut requests = options.requests.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let mut warnings = options.warnings.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let skill_commands = options.skill_commands;
+    screen.set_clipboard(options.clipboard);
     let mut ticker = tokio::time::interval(Loader::INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
 
@@ -370,6 +374,14 @@ async fn perform(
     let session = app.session();
     match action {
         Action::Exit => return false,
+        Action::PasteImage => {
+            // pi's Ctrl+V: the clipboard's image is saved to a file whose path goes into the
+            // editor; the model reads it with `read`. Clipboard errors are ignored, as in pi.
+            let clipboard = screen.clipboard().clone();
+            if let Ok(Some(path)) = tokio::task::spawn_blocking(move || clipboard.paste_image_to_file()).await {
+                screen.insert_text(&path.display().to_string());
+            }
+        }
         Action::Prompt(text) => start_run(screen, app, extensions, vec![AgentMessage::user(text)], runs),
         Action::Steer(text) => session.steer(session.expand_message(AgentMessage::user(text)).await),
         Action::FollowUp(text) => session.follow_up(session.expand_message(AgentMessage::user(text)).await),

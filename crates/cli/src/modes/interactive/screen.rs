@@ -63,6 +63,8 @@ pub enum Action {
     },
     /// Ctrl+D on an empty editor, Ctrl+C twice, `/quit`.
     Exit,
+    /// Ctrl+V (pi's `app.clipboard.pasteImage`): paste the clipboard's image as a file path.
+    PasteImage,
 }
 
 /// What a picker chooses.
@@ -124,6 +126,8 @@ pub struct Screen {
     retry: Option<RetryWait>,
     /// How tool results' images are shown.
     images: InlineImages,
+    /// Where Ctrl+V reads an image from.
+    clipboard: crate::Clipboard,
 }
 
 /// The wait before an automatic retry, as pi shows it.
@@ -164,7 +168,18 @@ impl Screen {
             reprint: Vec::new(),
             retry: None,
             images: InlineImages::detect(),
+            clipboard: crate::Clipboard::system(),
         }
+    }
+
+    /// Where Ctrl+V reads an image from.
+    pub fn set_clipboard(&mut self, clipboard: crate::Clipboard) {
+        self.clipboard = clipboard;
+    }
+
+    /// Where Ctrl+V reads an image from.
+    pub fn clipboard(&self) -> &crate::Clipboard {
+        &self.clipboard
     }
 
     /// How tool results' images are shown (the terminal's protocol, `terminal.showImages`,
@@ -388,6 +403,9 @@ impl Screen {
         if is_escape(&key) {
             return self.running.then_some(Action::Abort);
         }
+        if is_ctrl(&key, 'v') {
+            return Some(Action::PasteImage);
+        }
         if is_alt_key(&key, KeyCode::Up) && !self.queued.is_empty() {
             return Some(Action::RestoreQueued);
         }
@@ -420,6 +438,11 @@ impl Screen {
             EditorAction::Exit => Some(Action::Exit),
             EditorAction::None | EditorAction::Changed => None,
         }
+    }
+
+    /// Inserts `text` into the editor at the cursor (a pasted image's path).
+    pub fn insert_text(&mut self, text: &str) {
+        self.editor.insert_str(text);
     }
 
     /// pi's Alt+Up: `texts`, the messages taken back from the agent's queues (so none of them
