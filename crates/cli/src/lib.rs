@@ -2,7 +2,6 @@
 //! session and hand it to a mode.
 
 mod args;
-mod clipboard;
 mod config_selector;
 pub mod demo;
 mod error;
@@ -18,7 +17,6 @@ mod sessions;
 mod terminal;
 
 pub use args::{Args, ArgsError, Mode};
-pub use clipboard::{Clipboard, ClipboardImage};
 pub use error::CliError;
 pub use input::{InputError, Prompts, build_prompts};
 pub use io::Io;

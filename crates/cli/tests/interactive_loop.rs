@@ -676,7 +676,10 @@ async fn ctrl_v_pastes_the_clipboard_image_path_and_the_model_reads_the_image() 
     );
     std::fs::write(bin.join("xclip"), script).unwrap();
     std::fs::set_permissions(bin.join("xclip"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let clipboard = pi_cli::Clipboard::with_env([("PATH".to_owned(), format!("{}:/usr/bin:/bin", bin.display()))]);
+    let clipboard = pi_cli::modes::interactive::Clipboard::with_env([(
+        "PATH".to_owned(),
+        format!("{}:/usr/bin:/bin", bin.display()),
+    )]);
 
     // The model reads the path it was given; what it then receives is kept.
     let received: Arc<std::sync::Mutex<Vec<pi_agent_core::ContentBlock>>> = Arc::default();

@@ -19,7 +19,9 @@
 //! let view = ImageView::new("iVBORw0KGgo=", "image/png", Some((800, 600))).with_protocol(None);
 //! assert_eq!(plain(&view.render(80)), "[Image: [image/png] 800x600]");
 //! assert_eq!(image_fallback("image/jpeg", None, Some("cat.jpg")), "[Image: cat.jpg [image/jpeg]]");
-//! let kitty = ImageView::new("iVBORw0KGgo=", "image/png", Some((90, 18))).with_protocol(Some(ImageProtocol::Kitty));
+//! let kitty = ImageView::new("iVBORw0KGgo=", "image/png", Some((90, 18)))
+//!     .with_protocol(Some(ImageProtocol::Kitty))
+//!     .with_max_width(10);
 //! assert_eq!(kitty.render(80).len(), 1);
 //! ```
 

@@ -24,6 +24,7 @@
 //! source (the tests drive it through a vt100 terminal); [`run_interactive`] runs it on the real
 //! terminal.
 
+mod clipboard;
 mod commands;
 mod dialogs;
 mod footer;
@@ -51,6 +52,7 @@ use pi_agent_core::{AgentError, AgentEvent, AgentMessage};
 use pi_tui::{InlineRenderer, Loader, SelectItem, Theme};
 use tokio::sync::mpsc;
 
+pub use clipboard::{Clipboard, ClipboardImage};
 use commands::COMMANDS;
 pub use images::InlineImages;
 use pi_coding_agent::App;
@@ -83,7 +85,7 @@ pub struct InteractiveOptions {
     /// How tool results' images are shown (detected from the environment by default).
     pub images: InlineImages,
     /// Where Ctrl+V reads an image from (the system clipboard by default).
-    pub clipboard: crate::Clipboard,
+    pub clipboard: Clipboard,
 }
 
 impl Default for InteractiveOptions {
@@ -98,7 +100,7 @@ impl Default for InteractiveOptions {
             skill_commands: true,
             extensions: None,
             images: InlineImages::detect(),
-            clipboard: crate::Clipboard::system(),
+            clipboard: Clipboard::system(),
         }
     }
 }
@@ -374,14 +376,7 @@ async fn perform(
     let session = app.session();
     match action {
         Action::Exit => return false,
-        Action::PasteImage => {
-            // pi's Ctrl+V: the clipboard's image is saved to a file whose path goes into the
-            // editor; the model reads it with `read`. Clipboard errors are ignored, as in pi.
-            let clipboard = screen.clipboard().clone();
-            if let Ok(Some(path)) = tokio::task::spawn_blocking(move || clipboard.paste_image_to_file()).await {
-                screen.insert_text(&path.display().to_string());
-            }
-        }
+        Action::PasteImage => screen.paste_image().await,
         Action::Prompt(text) => start_run(screen, app, extensions, vec![AgentMessage::user(text)], runs),
         Action::Steer(text) => session.steer(session.expand_message(AgentMessage::user(text)).await),
         Action::FollowUp(text) => session.follow_up(session.expand_message(AgentMessage::user(text)).await),

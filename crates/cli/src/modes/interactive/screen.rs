@@ -18,6 +18,7 @@ use pi_tui::{
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 
+use super::clipboard::Clipboard;
 use super::commands::{self, SlashCommand};
 use super::dialogs::{Dialog, UiRequest};
 use super::footer::{self, FooterInfo};
@@ -127,7 +128,7 @@ pub struct Screen {
     /// How tool results' images are shown.
     images: InlineImages,
     /// Where Ctrl+V reads an image from.
-    clipboard: crate::Clipboard,
+    clipboard: Clipboard,
 }
 
 /// The wait before an automatic retry, as pi shows it.
@@ -168,17 +169,17 @@ impl Screen {
             reprint: Vec::new(),
             retry: None,
             images: InlineImages::detect(),
-            clipboard: crate::Clipboard::system(),
+            clipboard: Clipboard::system(),
         }
     }
 
     /// Where Ctrl+V reads an image from.
-    pub fn set_clipboard(&mut self, clipboard: crate::Clipboard) {
+    pub fn set_clipboard(&mut self, clipboard: Clipboard) {
         self.clipboard = clipboard;
     }
 
     /// Where Ctrl+V reads an image from.
-    pub fn clipboard(&self) -> &crate::Clipboard {
+    pub fn clipboard(&self) -> &Clipboard {
         &self.clipboard
     }
 
@@ -443,6 +444,16 @@ impl Screen {
     /// Inserts `text` into the editor at the cursor (a pasted image's path).
     pub fn insert_text(&mut self, text: &str) {
         self.editor.insert_str(text);
+    }
+
+    /// pi's Ctrl+V: the clipboard's image is saved to a file whose path goes into the editor at
+    /// the cursor (the model reads it with `read`). A clipboard without an image, or one that
+    /// cannot be read, changes nothing, as in pi.
+    pub async fn paste_image(&mut self) {
+        let clipboard = self.clipboard.clone();
+        if let Ok(Some(path)) = tokio::task::spawn_blocking(move || clipboard.paste_image_to_file()).await {
+            self.insert_text(&path.display().to_string());
+        }
     }
 
     /// pi's Alt+Up: `texts`, the messages taken back from the agent's queues (so none of them
