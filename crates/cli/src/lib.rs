@@ -208,6 +208,8 @@ pub struct Prepared {
     pub show_header: bool,
     /// `enableSkillCommands` (default on): the skills' `/skill:name` commands are listed.
     pub skill_commands: bool,
+    /// pi's image settings (`terminal.showImages` and `terminal.imageWidthCells` for the interactive mode).
+    pub images: pi_coding_agent::config::ImageSettings,
     /// The loaded extensions (`docs/extensions.md`), attached to the app.
     pub extensions: Arc<Extensions>,
     /// What the session's resources and system prompt were built from (extended with the paths
@@ -320,6 +322,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         tui_warnings,
         show_header,
         skill_commands,
+        images,
         extensions,
         prompt_recipe: _,
         themes,
@@ -380,6 +383,11 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 requests: tui_requests,
                 warnings: tui_warnings,
                 extensions: Some(extensions),
+                images: crate::modes::interactive::InlineImages {
+                    show: images.show_images,
+                    width_cells: images.image_width_cells,
+                    ..crate::modes::interactive::InlineImages::detect()
+                },
                 ..Default::default()
             };
             crate::modes::interactive::run_interactive(app, options).await
@@ -545,7 +553,8 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         let messages = args.messages.clone();
         let stdin = io.stdin.clone();
         let cwd = cwd.clone();
-        tokio::task::spawn_blocking(move || build_prompts(&messages, stdin.as_deref(), &cwd)).await??
+        let resize = settings.images.auto_resize;
+        tokio::task::spawn_blocking(move || build_prompts(&messages, stdin.as_deref(), &cwd, resize)).await??
     };
     let registry = Arc::new(registry);
     // The interactive mode shows warnings (custom tools that failed to load, a failed session
@@ -611,6 +620,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         tui_warnings,
         show_header: shows_header(args, &settings),
         skill_commands: skill_commands_enabled(&settings),
+        images: settings.images,
         extensions,
         prompt_recipe,
         themes,

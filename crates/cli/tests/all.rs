@@ -14,6 +14,7 @@ mod examples;
 mod export;
 mod extensions;
 mod faults;
+mod images;
 mod interactive_loop;
 mod interactive_screens;
 mod list_models;

@@ -425,6 +425,11 @@ fn tic_tac_toe_block(result: ToolResult, is_error: bool) -> String {
         theme: &theme,
         expanded: false,
         renderers: &renderers,
+        images: pi_cli::modes::interactive::InlineImages {
+            protocol: None,
+            show: true,
+            width_cells: 60,
+        },
     };
     plain(&render_tool(&block, context, 100))
 }

@@ -873,3 +873,81 @@ async fn session_commands_name_session_export_and_copy() {
         .unwrap();
     assert_eq!(run.await.unwrap(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_v_pastes_the_clipboard_image_path_and_the_model_reads_the_image() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    // A fake `xclip` holding a PNG, found on the clipboard's own PATH.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let png = super::images::png(12, 6);
+    let png_file = dir.path().join("clip.png");
+    std::fs::write(&png_file, &png).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in\n  *TARGETS*) printf 'TARGETS\\ntext/plain\\nimage/png\\n' ;;\n  \
+*'-t image/png -o'*) cat '{}' ;;\n  *) exit 1 ;;\nesac\n",
+        png_file.display()
+    );
+    std::fs::write(bin.join("xclip"), script).unwrap();
+    std::fs::set_permissions(bin.join("xclip"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let clipboard = pi_cli::modes::interactive::Clipboard::with_env([(
+        "PATH".to_owned(),
+        format!("{}:/usr/bin:/bin", bin.display()),
+    )]);
+
+    // The model reads the path it was given; what it then receives is kept.
+    let received: Arc<std::sync::Mutex<Vec<pi_agent_core::ContentBlock>>> = Arc::default();
+    let faux = FauxModel::new();
+    let kept = received.clone();
+    faux.set_responses([
+        FauxResponse::factory(|request| {
+            let text = request
+                .context
+                .messages
+                .iter()
+                .rev()
+                .find_map(AgentMessage::as_user)
+                .unwrap()
+                .content
+                .text();
+            let path = text
+                .split_whitespace()
+                .find(|word| word.contains("pi-clipboard-"))
+                .unwrap_or_default()
+                .to_owned();
+            faux_assistant_message(vec![faux_tool_call("c1", "read", json!({ "path": path }))])
+        }),
+        FauxResponse::factory(move |request| {
+            if let Some(AgentMessage::ToolResult(result)) = request.context.messages.last() {
+                kept.lock().unwrap().extend(result.content.clone());
+            }
+            faux_assistant_text("A small gradient.")
+        }),
+    ]);
+    let app = app(dir.path(), &faux, &["read"]);
+    let options = InteractiveOptions {
+        clipboard,
+        ..InteractiveOptions::default()
+    };
+    let (vt, keys, run) = start(&app, options, (100, 30));
+
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('v'), KeyModifiers::CONTROL)))
+        .unwrap();
+    wait_for("the pasted path", || vt.screen().contains("pi-clipboard-")).await;
+    type_line(&keys, " what is this?");
+    wait_for("the answer", || vt.screen().contains("A small gradient.")).await;
+    let received = received.lock().unwrap().clone();
+    assert_eq!(received[0].as_text(), Some("Read image file [image/png]"));
+    let pi_agent_core::ContentBlock::Image(image) = &received[1] else {
+        panic!("the model got no image: {received:?}");
+    };
+    use base64::Engine;
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD.decode(&image.data).unwrap(),
+        png
+    );
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
+        .unwrap();
+    assert_eq!(run.await.unwrap(), 0);
+}

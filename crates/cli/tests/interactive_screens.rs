@@ -25,8 +25,8 @@ use pi_agent_core::{
 use pi_cli::modes::interactive::FooterInfo;
 use pi_cli::modes::interactive::UiRequest;
 use pi_cli::modes::interactive::{Action, Screen};
+use pi_cli::modes::interactive::{InlineImages, RenderContext, Renderers, render_tool};
 use pi_cli::modes::interactive::{Item, NoticeKind, ToolBlock, Transcript};
-use pi_cli::modes::interactive::{RenderContext, Renderers, render_tool};
 use pi_coding_agent::resolve::ResolveAction;
 use pi_coding_agent::{AgentSession, SessionEvent, SessionOptions};
 use pi_tui::testing::{plain, styled};
@@ -35,6 +35,13 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 const WIDTHS: [u16; 2] = [40, 200];
+
+/// Snapshots do not depend on the terminal the tests run in.
+const NO_IMAGES: InlineImages = InlineImages {
+    protocol: None,
+    show: true,
+    width_cells: 60,
+};
 
 fn theme() -> Theme {
     Theme::indexed()
@@ -233,6 +240,7 @@ fn block_snapshot(block: &ToolBlock, renderers: &Renderers) -> String {
                 theme: &theme,
                 expanded,
                 renderers,
+                images: NO_IMAGES,
             };
             let state = if expanded { "expanded" } else { "collapsed" };
             out.push_str(&views(
@@ -306,6 +314,7 @@ fn bash_shows_its_last_five_rows_as_drawn_not_its_last_five_lines() {
         theme: &theme,
         expanded: false,
         renderers: &renderers,
+        images: NO_IMAGES,
     };
     let shown = plain(&render_tool(&long, context, 40));
     // 40 columns: the 149-character line takes four rows; with `last` that is five.
@@ -357,6 +366,7 @@ fn each_resolve_verb() {
         theme: &theme,
         expanded: true,
         renderers: &renderers,
+        images: NO_IMAGES,
     };
     assert!(!plain(&render_tool(&accept, context, 200)).contains("Applied 2 replacements"));
 }

@@ -324,6 +324,8 @@ impl SessionBuilder {
             shell_command_prefix: settings.shell_command_prefix.clone(),
             sandbox: sandbox_of(settings, &self.cwd),
             retry: settings.retry,
+            auto_resize_images: settings.images.auto_resize,
+            block_images: settings.images.block_images,
             ..SessionSettings::default()
         };
         if let Some(sandbox) = &session_settings.sandbox {

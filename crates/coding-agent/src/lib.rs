@@ -76,7 +76,7 @@ pub use app::{
     ShutdownReason, UserMessageEntry, WarnFn, unless_cancelled,
 };
 pub use builder::{BuildError, BuiltSession, ExtensionSetup, SessionBuilder, ToolSelection};
-pub use messages::{bash_execution_text, convert_to_llm};
+pub use messages::{IMAGE_BLOCKED, bash_execution_text, block_images, convert_to_llm};
 pub use model_choice::{
     DEFAULT_MODELS, DEFAULT_THINKING_LEVEL, ModelChoice, ModelError, ModelRequest, choose_model, split_thinking,
 };

@@ -37,6 +37,63 @@ pub fn convert_to_llm(messages: &[AgentMessage]) -> Vec<AgentMessage> {
         .collect()
 }
 
+/// The text pi puts in place of each image when `images.blockImages` is on.
+pub const IMAGE_BLOCKED: &str = "Image reading is disabled.";
+
+/// pi's `images.blockImages` filter over what [`convert_to_llm`] gives: every image of a user
+/// message or tool result becomes the text [`IMAGE_BLOCKED`] (one for a run of images in a row),
+/// so no image reaches a provider whatever added it.
+///
+/// ```
+/// use pi_agent_core::{AgentMessage, ContentBlock, UserContent, UserMessage};
+/// use pi_coding_agent::{IMAGE_BLOCKED, block_images};
+///
+/// let message = AgentMessage::User(UserMessage {
+///     content: UserContent::Blocks(vec![ContentBlock::text("look"), ContentBlock::image("AAAA", "image/png")]),
+///     timestamp: 0,
+/// });
+/// let blocked = block_images(vec![message]);
+/// assert_eq!(blocked[0].as_user().unwrap().content.text(), format!("look{IMAGE_BLOCKED}"));
+/// ```
+pub fn block_images(messages: Vec<AgentMessage>) -> Vec<AgentMessage> {
+    messages
+        .into_iter()
+        .map(|message| match message {
+            AgentMessage::User(mut user) => {
+                if let UserContent::Blocks(blocks) = &mut user.content {
+                    replace_images(blocks);
+                }
+                AgentMessage::User(user)
+            }
+            AgentMessage::ToolResult(mut result) => {
+                replace_images(&mut result.content);
+                AgentMessage::ToolResult(result)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+fn replace_images(blocks: &mut Vec<ContentBlock>) {
+    if !blocks.iter().any(|block| matches!(block, ContentBlock::Image(_))) {
+        return;
+    }
+    let is_blocked = |block: &ContentBlock| block.as_text() == Some(IMAGE_BLOCKED);
+    let mut replaced: Vec<ContentBlock> = Vec::with_capacity(blocks.len());
+    for block in blocks.drain(..) {
+        let block = match block {
+            ContentBlock::Image(_) => ContentBlock::text(IMAGE_BLOCKED),
+            other => other,
+        };
+        // pi drops a placeholder that follows another one.
+        if is_blocked(&block) && replaced.last().is_some_and(is_blocked) {
+            continue;
+        }
+        replaced.push(block);
+    }
+    *blocks = replaced;
+}
+
 fn timestamp(custom: &CustomMessage) -> i64 {
     custom
         .fields
@@ -109,6 +166,49 @@ mod tests {
 
     fn custom(value: Value) -> AgentMessage {
         serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn blocked_images_become_one_placeholder_per_run_in_user_messages_and_tool_results() {
+        let image = || ContentBlock::image("AAAA", "image/png");
+        let user = AgentMessage::User(UserMessage {
+            content: UserContent::Blocks(vec![
+                ContentBlock::text("a"),
+                image(),
+                image(),
+                ContentBlock::text("b"),
+                image(),
+            ]),
+            timestamp: 1,
+        });
+        let result = AgentMessage::ToolResult(pi_agent_core::ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "read".into(),
+            content: vec![ContentBlock::text("Read image file [image/png]"), image()],
+            details: None,
+            usage: None,
+            added_tool_names: None,
+            is_error: false,
+            timestamp: 2,
+        });
+        let texts = |message: &AgentMessage| -> Vec<String> {
+            let blocks = match message {
+                AgentMessage::User(user) => match &user.content {
+                    UserContent::Blocks(blocks) => blocks.clone(),
+                    UserContent::Text(text) => vec![ContentBlock::text(text.clone())],
+                },
+                AgentMessage::ToolResult(result) => result.content.clone(),
+                _ => Vec::new(),
+            };
+            blocks
+                .iter()
+                .map(|b| b.as_text().unwrap_or("<image>").to_owned())
+                .collect()
+        };
+        let blocked = block_images(vec![user, result, AgentMessage::user("plain")]);
+        assert_eq!(texts(&blocked[0]), ["a", IMAGE_BLOCKED, "b", IMAGE_BLOCKED]);
+        assert_eq!(texts(&blocked[1]), ["Read image file [image/png]", IMAGE_BLOCKED]);
+        assert_eq!(blocked[2].as_user().unwrap().content.text(), "plain");
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub struct ToolEnv {
     /// The sandbox `bash` runs its commands in (beyond pi; `None`: the user's full rights). The
     /// file tools are not affected.
     pub sandbox: Option<crate::Sandbox>,
+    /// `read` resizes images as pi does (pi's `images.autoResize` setting, default true).
+    pub auto_resize_images: bool,
 }
 
 impl ToolEnv {
@@ -30,6 +32,7 @@ impl ToolEnv {
             shell_command_prefix: None,
             env: BTreeMap::new(),
             sandbox: None,
+            auto_resize_images: true,
         }
     }
 

@@ -16,7 +16,8 @@
 //! * Beyond pi: the opt-in [`Sandbox`] (Landlock and seccomp on Linux) that `bash` — and, through
 //!   pi-coding-agent, custom-tool processes — start in when [`ToolEnv::sandbox`] is set.
 //! * Modules: [`path`] (how model-supplied paths resolve and display), [`atomic`] (atomic
-//!   replacement of one or many files) and [`mutation_queue`] (per-file locking).
+//!   replacement of one or many files), [`mutation_queue`] (per-file locking) and [`images`]
+//!   (pi's image resizing for the model, used by `read`, `@file` arguments and the clipboard).
 //!
 //! ```
 //! let env = pi_tools::ToolEnv::new(std::env::temp_dir());
@@ -34,6 +35,7 @@ mod edit;
 mod env;
 mod find;
 mod grep;
+pub mod images;
 mod ls;
 pub mod mutation_queue;
 mod node;

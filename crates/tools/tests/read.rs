@@ -251,25 +251,40 @@ async fn permission_denied() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
 }
 
+/// A real 2x2 image of `format`, as the image crate encodes it.
+fn tiny_image(format: image::ImageFormat) -> Vec<u8> {
+    let pixels = image::RgbaImage::from_fn(2, 2, |x, y| image::Rgba([x as u8 * 200, y as u8 * 200, 90, 255]));
+    let image = match format {
+        image::ImageFormat::Jpeg => image::DynamicImage::ImageRgb8(image::DynamicImage::ImageRgba8(pixels).into_rgb8()),
+        _ => image::DynamicImage::ImageRgba8(pixels),
+    };
+    let mut bytes = Vec::new();
+    image.write_to(&mut std::io::Cursor::new(&mut bytes), format).unwrap();
+    bytes
+}
+
+/// A `width` x `height` gradient PNG.
+fn gradient_png(width: u32, height: u32) -> Vec<u8> {
+    let pixels = image::RgbaImage::from_fn(width, height, |x, y| {
+        image::Rgba([(x % 256) as u8, (y % 256) as u8, 128, 255])
+    });
+    let mut bytes = Vec::new();
+    pixels
+        .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
+        .unwrap();
+    bytes
+}
+
 #[tokio::test]
 async fn images_of_every_format() {
     let mut bmp = b"BM\x46\0\0\0\0\0\0\0\x36\0\0\0".to_vec();
     bmp.extend_from_slice(&40u32.to_le_bytes());
     bmp.extend_from_slice(&[1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 24, 0]);
     let fx = Fixture::empty();
-    fx.write(
-        "a.png",
-        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0",
-    );
-    fx.write(
-        "b.jpg",
-        b"\xff\xd8\xff\xe0\0\x10JFIF\0\x01\x01\0\0\x01\0\x01\0\0\xff\xd9",
-    );
-    fx.write("c.gif", b"GIF89a\x01\0\x01\0\x80\0\0\xff\xff\xff\0\0\0;");
-    fx.write(
-        "d.webp",
-        b"RIFF\x1a\0\0\0WEBPVP8L\x0d\0\0\0\x2f\0\0\0\x10\x07\x10\x11\x11\x88\x88\xfe\x07\0",
-    );
+    fx.write("a.png", &tiny_image(image::ImageFormat::Png));
+    fx.write("b.jpg", &tiny_image(image::ImageFormat::Jpeg));
+    fx.write("c.gif", &tiny_image(image::ImageFormat::Gif));
+    fx.write("d.webp", &tiny_image(image::ImageFormat::WebP));
     fx.write("e.bmp", &bmp);
     let mut rendered = String::new();
     for name in ["a.png", "b.jpg", "c.gif", "d.webp"] {
@@ -290,10 +305,72 @@ async fn images_of_every_format() {
 }
 
 #[tokio::test]
-async fn image_block_carries_the_whole_file_in_base64() {
-    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0";
+async fn an_image_that_cannot_be_decoded_is_omitted_as_pi_omits_it() {
     let fx = Fixture::empty();
-    fx.write("pic.png", png);
+    fx.write(
+        "broken.png",
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0",
+    );
+    let out = read(&fx, json!({"path": "broken.png"})).await;
+    assert_eq!(
+        out.text(),
+        "Read image file [image/png]\n[Image omitted: could not be resized below the inline image size limit.]"
+    );
+}
+
+#[tokio::test]
+async fn a_large_image_is_resized_with_pi_s_note() {
+    let fx = Fixture::empty();
+    fx.write("wide.png", &gradient_png(3000, 1500));
+    let out = read(&fx, json!({"path": "wide.png"})).await;
+    let result = out.ok();
+    assert_eq!(
+        result.content[0].as_text(),
+        Some(
+            "Read image file [image/png]\n[Image: original 3000x1500, displayed at 2000x1000. \
+Multiply coordinates by 1.50 to map to original image.]"
+        )
+    );
+    let pi_agent_core::ContentBlock::Image(image) = &result.content[1] else {
+        panic!("expected an image block, got {:?}", result.content);
+    };
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(&image.data).unwrap();
+    assert_eq!(pi_tools::images::image_dimensions(&bytes), Some((2000, 1000)));
+}
+
+#[tokio::test]
+async fn images_auto_resize_off_sends_the_file_as_it_is() {
+    let fx = Fixture::empty();
+    let png = gradient_png(2100, 10);
+    fx.write("wide.png", &png);
+    let mut env = pi_tools::ToolEnv::new(fx.root());
+    env.auto_resize_images = false;
+    let tool = pi_tools::ReadTool::new(env);
+    let result = pi_agent_core::AgentTool::execute(
+        &tool,
+        "call-1",
+        json!({"path": "wide.png"}),
+        pi_agent_core::ToolContext::detached(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Read image file [image/png]"));
+    let pi_agent_core::ContentBlock::Image(image) = &result.content[1] else {
+        panic!("expected an image block, got {:?}", result.content);
+    };
+    use base64::Engine;
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD.decode(&image.data).unwrap(),
+        png
+    );
+}
+
+#[tokio::test]
+async fn image_block_carries_the_whole_file_in_base64() {
+    let png = tiny_image(image::ImageFormat::Png);
+    let fx = Fixture::empty();
+    fx.write("pic.png", &png);
     let out = read(&fx, json!({"path": "pic.png"})).await;
     let result = out.ok();
     let pi_agent_core::ContentBlock::Image(image) = &result.content[1] else {

@@ -22,6 +22,7 @@ pub mod ansi;
 mod components;
 mod editor;
 pub mod highlight;
+pub mod image;
 pub mod keys;
 mod renderer;
 pub mod testing;

@@ -35,7 +35,8 @@
 //!   touched. Lines kept from before are cut to the new width until the next draw.
 //! * Each write is wrapped in synchronized output (`ESC[?2026h` … `ESC[?2026l`) and flushed once;
 //!   every printed line ends with an SGR reset; every line is cut (live) or wrapped (committed) to
-//!   the width and cleaned of control characters, so each line takes exactly one row.
+//!   the width and cleaned of control characters, so each line takes exactly one row — except an
+//!   inline image's line ([`crate::image`]), which is written as it is.
 //!
 //! ```
 //! use pi_tui::{InlineRenderer, Line};
@@ -55,6 +56,7 @@ use crossterm::cursor::{Hide, MoveToColumn, MoveUp, Show};
 use crossterm::queue;
 use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
 
+use crate::image::is_image_line;
 use crate::{Line, ansi, truncate_line, wrap_line};
 
 /// Draws a live region at the bottom of the terminal's normal screen, above which committed lines
@@ -176,6 +178,12 @@ impl<W: Write> InlineRenderer<W> {
         self.move_to_row(0)?;
         queue!(self.out, Clear(ClearType::FromCursorDown))?;
         for line in std::mem::take(&mut self.pending) {
+            if is_image_line(&line) {
+                // An inline image: its escape sequence as it is (it takes the rows before it).
+                ansi::write_line(&mut self.out, &line)?;
+                self.out.write_all(b"\r\n")?;
+                continue;
+            }
             for row in wrap_line(&line, self.width) {
                 ansi::write_line(&mut self.out, &row)?;
                 self.out.write_all(b"\r\n")?;
@@ -234,7 +242,13 @@ impl<W: Write> InlineRenderer<W> {
         let skipped = live.len().saturating_sub(self.max_live_rows());
         let shown: Vec<Line> = live[skipped..]
             .iter()
-            .map(|line| truncate_line(line, self.width, ""))
+            .map(|line| {
+                if is_image_line(line) {
+                    line.clone()
+                } else {
+                    truncate_line(line, self.width, "")
+                }
+            })
             .collect();
         let cursor = cursor.and_then(|(row, col)| {
             let row = usize::from(row).checked_sub(skipped)?;

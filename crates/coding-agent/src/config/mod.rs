@@ -12,7 +12,9 @@ pub use paths::{AGENT_DIR_ENV, AgentPaths, project_dir, project_settings_file};
 pub use provider_retry::{AgentRetry, ProviderRetry};
 pub use save::save_global_settings;
 pub(crate) use settings::read_object;
-pub use settings::{McpServerConfig, SandboxSettings, Settings, merge, parse_thinking_level, thinking_level_name};
+pub use settings::{
+    ImageSettings, McpServerConfig, SandboxSettings, Settings, merge, parse_thinking_level, thinking_level_name,
+};
 
 /// Expands a leading `~` or `~/` with `$HOME` from `env`.
 pub fn expand_home(path: &str, env: &dyn Fn(&str) -> Option<String>) -> std::path::PathBuf {

@@ -53,6 +53,9 @@ pub struct Settings {
     pub enabled_models: Option<Vec<String>>,
     /// `quietStartup`: no start-up header (`--verbose` shows it anyway).
     pub quiet_startup: Option<bool>,
+    /// `images.*` and `terminal.showImages` / `terminal.imageWidthCells`, read as leniently as pi
+    /// reads them (a value of the wrong type is the default).
+    pub images: ImageSettings,
     /// The whole merged object, unknown keys included.
     pub raw: Map<String, Value>,
 }
@@ -105,8 +108,70 @@ impl Settings {
                 Some(_) => Some(reader.strings("enabledModels")?),
             },
             quiet_startup: reader.boolean("quietStartup")?,
+            images: ImageSettings::read(&raw),
             raw: raw.clone(),
         })
+    }
+}
+
+/// pi's image settings, with pi's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageSettings {
+    /// `images.autoResize` (default true): `read` and `@file` arguments resize images to 2000×2000
+    /// and 4.5 MB of base64.
+    pub auto_resize: bool,
+    /// `images.blockImages` (default false): no image is sent to the model.
+    pub block_images: bool,
+    /// `terminal.showImages` (default true): the interactive mode draws images where the terminal can.
+    pub show_images: bool,
+    /// `terminal.imageWidthCells` (default 60, at least 1): how wide an inline image is drawn.
+    pub image_width_cells: u16,
+}
+
+impl Default for ImageSettings {
+    fn default() -> Self {
+        ImageSettings {
+            auto_resize: true,
+            block_images: false,
+            show_images: true,
+            image_width_cells: 60,
+        }
+    }
+}
+
+impl ImageSettings {
+    /// pi's getters: `images?.autoResize ?? true`, `images?.blockImages ?? false`,
+    /// `terminal?.showImages ?? true`, and a finite `terminal.imageWidthCells` or 60.
+    ///
+    /// ```
+    /// use pi_coding_agent::config::Settings;
+    /// let settings = Settings::from_json(r#"{"images": {"blockImages": true}, "terminal": {"imageWidthCells": 40.7}}"#, "s.json").unwrap();
+    /// assert!(settings.images.block_images && settings.images.auto_resize);
+    /// assert_eq!(settings.images.image_width_cells, 40);
+    /// ```
+    fn read(raw: &Map<String, Value>) -> Self {
+        let defaults = ImageSettings::default();
+        let flag = |section: &str, key: &str, default: bool| {
+            raw.get(section)
+                .and_then(|s| s.get(key))
+                .and_then(Value::as_bool)
+                .unwrap_or(default)
+        };
+        let width = raw
+            .get("terminal")
+            .and_then(|t| t.get("imageWidthCells"))
+            .and_then(Value::as_f64)
+            .filter(|w| w.is_finite())
+            // pi floors the width and keeps it at least 1 when it is set.
+            .map_or(defaults.image_width_cells, |w| {
+                w.floor().clamp(1.0, f64::from(u16::MAX)) as u16
+            });
+        ImageSettings {
+            auto_resize: flag("images", "autoResize", defaults.auto_resize),
+            block_images: flag("images", "blockImages", defaults.block_images),
+            show_images: flag("terminal", "showImages", defaults.show_images),
+            image_width_cells: width,
+        }
     }
 }
 

@@ -203,7 +203,14 @@ impl AgentSession {
         agent_options.messages = options.messages.clone();
         agent_options.config.stream_fn = options.stream_fn.clone();
         agent_options.config.tool_execution = options.settings.tool_execution;
-        agent_options.config.convert_to_llm = Some(Arc::new(crate::messages::convert_to_llm));
+        agent_options.config.convert_to_llm = Some(if options.settings.block_images {
+            // pi's defence in depth: whatever added an image, none reaches the provider.
+            Arc::new(|messages: &[AgentMessage]| {
+                crate::messages::block_images(crate::messages::convert_to_llm(messages))
+            })
+        } else {
+            Arc::new(crate::messages::convert_to_llm)
+        });
         let agent = Agent::new(agent_options);
 
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| {
@@ -683,6 +690,7 @@ fn build_registry(
     env.shell = options.settings.shell.clone();
     env.shell_command_prefix = options.settings.shell_command_prefix.clone();
     env.sandbox = options.settings.sandbox.clone();
+    env.auto_resize_images = options.settings.auto_resize_images;
     for name in pi_tools::ALL_TOOLS {
         let tool = pi_tools::create_tool(name, &env).map_err(|e| SessionError::UnknownTool(e.0))?;
         registry.register(RegisteredTool::builtin(tool))?;

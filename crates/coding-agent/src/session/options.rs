@@ -29,6 +29,10 @@ pub struct SessionSettings {
     /// The retry of a turn that failed with a transient error (`retry.enabled`, `maxRetries`,
     /// `baseDelayMs`).
     pub retry: AgentRetry,
+    /// `read` resizes images as pi does (`images.autoResize`, default true).
+    pub auto_resize_images: bool,
+    /// No image reaches the model: each becomes "Image reading is disabled." (`images.blockImages`).
+    pub block_images: bool,
 }
 
 impl Default for SessionSettings {
@@ -42,6 +46,8 @@ impl Default for SessionSettings {
             shell_command_prefix: None,
             sandbox: None,
             retry: AgentRetry::default(),
+            auto_resize_images: true,
+            block_images: false,
         }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Text is returned as is, without line numbers; notices at the end tell the model how to
 //! continue. Images (png, jpeg, gif, webp: pi 0.73.1's four) are recognised by their first bytes and returned
-//! as `[text "Read image file [<mime>]", image block]`, without resizing. Text files are read in
+//! as `[text "Read image file [<mime>]", image block]`, resized first as pi does ([`crate::images`]:
+//! the text then carries pi's dimension note) unless [`ToolEnv::auto_resize_images`] is off. Text files are read in
 //! one streaming pass that never holds more of the file than the output (lines after the kept
 //! ones are only counted), so reading the start of a multi-gigabyte log costs a few megabytes of
 //! memory. `offset` ≤ 1 starts at the top; a `limit` ≤ 0 is rejected with [`INVALID_LIMIT`].
@@ -42,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 use unicode_normalization::UnicodeNormalization;
 
 use crate::env::ToolEnv;
+use crate::images::{IMAGE_OMITTED, ResizeOptions, format_dimension_note, resize_image};
 use crate::node::{fs_error, js_number, normalize_path};
 use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, TruncationOptions, format_size};
 use scan::{Scan, ScanError, Window};
@@ -89,7 +91,7 @@ pub struct ReadParams {
 
 /// What the blocking part found.
 enum Loaded {
-    Image { mime: &'static str, base64: String },
+    Image(Vec<ContentBlock>),
     Text(Scan),
 }
 
@@ -124,17 +126,15 @@ impl TypedTool for ReadTool {
         let window = Window { start, limit };
         let path = normalize_path(&self.env.resolve(&args.path));
         let cancel = ctx.cancel.clone();
-        let task = tokio::task::spawn_blocking(move || load(&path, window, &cancel));
+        let resize = self.env.auto_resize_images;
+        let task = tokio::task::spawn_blocking(move || load(&path, window, resize, &cancel));
         let loaded = tokio::select! {
             () = ctx.cancel.cancelled() => return Err(ToolError::new(OPERATION_ABORTED)),
             joined = task => joined.map_err(|e| ToolError::new(format!("read failed: {e}")))??,
         };
         match loaded {
-            Loaded::Image { mime, base64 } => Ok(ToolResult {
-                content: vec![
-                    ContentBlock::text(format!("Read image file [{mime}]")),
-                    ContentBlock::image(base64, mime),
-                ],
+            Loaded::Image(content) => Ok(ToolResult {
+                content,
                 details: Value::Null,
                 ..Default::default()
             }),
@@ -143,8 +143,8 @@ impl TypedTool for ReadTool {
     }
 }
 
-/// Opens, sniffs and scans the file (blocking).
-fn load(requested: &Path, window: Window, cancel: &CancellationToken) -> Result<Loaded, ToolError> {
+/// Opens, sniffs and scans the file, or reads and resizes the image (blocking).
+fn load(requested: &Path, window: Window, resize: bool, cancel: &CancellationToken) -> Result<Loaded, ToolError> {
     let path = existing_variant(requested);
     let mut file = File::open(&path).map_err(|e| ToolError::new(fs_error(&e, "access", Some(&path))))?;
     let mut head = Vec::with_capacity(image::SNIFF_BYTES);
@@ -156,14 +156,39 @@ fn load(requested: &Path, window: Window, cancel: &CancellationToken) -> Result<
         let mut data = head;
         file.read_to_end(&mut data)
             .map_err(|e| ToolError::new(fs_error(&e, "read", None)))?;
-        let base64 = base64::engine::general_purpose::STANDARD.encode(data);
-        return Ok(Loaded::Image { mime, base64 });
+        return Ok(Loaded::Image(image_content(&data, mime, resize)));
     }
     let reader = io::Cursor::new(head).chain(file);
     match scan::scan(reader, window, TruncationOptions::default(), || cancel.is_cancelled()) {
         Ok(scan) => Ok(Loaded::Text(scan)),
         Err(ScanError::Cancelled) => Err(ToolError::new(OPERATION_ABORTED)),
         Err(ScanError::Io(e)) => Err(ToolError::new(fs_error(&e, "read", None))),
+    }
+}
+
+/// pi's result for an image: the note, then the image (resized unless `resize` is off); only the
+/// note when it cannot be made small enough.
+fn image_content(data: &[u8], mime: &str, resize: bool) -> Vec<ContentBlock> {
+    if !resize {
+        let base64 = base64::engine::general_purpose::STANDARD.encode(data);
+        return vec![
+            ContentBlock::text(format!("Read image file [{mime}]")),
+            ContentBlock::image(base64, mime),
+        ];
+    }
+    match resize_image(data, mime, &ResizeOptions::default()) {
+        None => vec![ContentBlock::text(format!("Read image file [{mime}]\n{IMAGE_OMITTED}"))],
+        Some(resized) => {
+            let mut note = format!("Read image file [{}]", resized.mime_type);
+            if let Some(dimensions) = format_dimension_note(&resized) {
+                note.push('\n');
+                note.push_str(&dimensions);
+            }
+            vec![
+                ContentBlock::text(note),
+                ContentBlock::image(resized.data, resized.mime_type),
+            ]
+        }
     }
 }
 

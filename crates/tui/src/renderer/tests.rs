@@ -462,3 +462,26 @@ proptest! {
         prop_assert_eq!(&rows[committed.len()..], &shown_live[..]);
     }
 }
+
+#[test]
+fn a_committed_image_line_is_written_as_it_is_and_text_with_escapes_is_cleaned() {
+    use crate::Component;
+    use crate::image::{ImageProtocol, ImageView};
+    let mut h = Harness::new(40, 10);
+    let image = ImageView::new("QUJD", "image/png", Some((90, 36)))
+        .with_protocol(Some(ImageProtocol::Kitty))
+        .with_image_id(5)
+        .with_max_width(10);
+    let mut committed = vec![Line::from("before")];
+    committed.extend(image.render(40));
+    committed.push(Line::from("\x1b_Ga=T,f=100;QUJD\x1b\\ sneaked in"));
+    h.renderer.commit(&committed).unwrap();
+    h.renderer.draw(&lines(&["live"])).unwrap();
+    let written = h.pump();
+    assert!(
+        written.contains("\r\n\x1b[1A\x1b_Ga=T,f=100,q=2,C=1,c=10,r=2,i=5;QUJD\x1b\\\x1b[1B\x1b[0m\r\n"),
+        "{written:?}"
+    );
+    // Text is cleaned of control characters: only the image's sequence reaches the terminal.
+    assert_eq!(written.matches("\x1b_G").count(), 1, "{written:?}");
+}

@@ -28,6 +28,7 @@ mod clipboard;
 mod commands;
 mod dialogs;
 mod footer;
+mod images;
 mod panic_hook;
 mod render;
 mod screen;
@@ -55,7 +56,9 @@ use pi_agent_core::{AgentError, AgentEvent, AgentMessage};
 use pi_tui::{InlineRenderer, Loader, SelectItem, Theme};
 use tokio::sync::mpsc;
 
+pub use clipboard::{Clipboard, ClipboardImage};
 use commands::COMMANDS;
+pub use images::InlineImages;
 use pi_coding_agent::App;
 use pi_coding_agent::SessionEvent;
 use pi_coding_agent::extensions::events::InputSource;
@@ -89,6 +92,10 @@ pub struct InteractiveOptions {
     pub extensions: Option<Arc<pi_coding_agent::extensions::Extensions>>,
     /// Where `/copy` reads `DISPLAY`, `SSH_CONNECTION`, `PATH` … (the process's environment).
     pub environment: Environment,
+    /// How tool results' images are shown (detected from the environment by default).
+    pub images: InlineImages,
+    /// Where Ctrl+V reads an image from (the system clipboard by default).
+    pub clipboard: Clipboard,
 }
 
 impl Default for InteractiveOptions {
@@ -105,6 +112,8 @@ impl Default for InteractiveOptions {
             skill_commands: true,
             extensions: None,
             environment: Environment::default(),
+            images: InlineImages::detect(),
+            clipboard: Clipboard::system(),
         }
     }
 }
@@ -180,6 +189,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     pi_tui::highlight::preload();
     let session = app.session().clone();
     let mut screen = Screen::new(options.theme);
+    screen.set_images(options.images);
     let (width, height) = term.size;
     let mut renderer = InlineRenderer::new(term.out, width, height);
     let mut input = term.events;
@@ -196,6 +206,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
         skill_commands: options.skill_commands,
         environment: options.environment.clone(),
     };
+    screen.set_clipboard(options.clipboard);
     let mut ticker = tokio::time::interval(Loader::INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
 
@@ -411,6 +422,7 @@ async fn perform(
     let session = app.session();
     match action {
         Action::Exit => return false,
+        Action::PasteImage => screen.paste_image().await,
         Action::Prompt(text) => start_run(screen, app, extensions, vec![AgentMessage::user(text)], runs),
         Action::Steer(text) => session.steer(session.expand_message(AgentMessage::user(text)).await),
         Action::FollowUp(text) => session.follow_up(session.expand_message(AgentMessage::user(text)).await),

@@ -15,6 +15,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 use serde_json::Value;
 
+use super::images::{self, InlineImages};
 use super::panic_hook;
 use super::tools::{self, RenderOptions, result_text};
 use super::transcript::{Item, NoticeKind, ToolBlock};
@@ -32,6 +33,8 @@ pub struct RenderContext<'a> {
     pub expanded: bool,
     /// Custom tools with their renderers.
     pub renderers: &'a Renderers,
+    /// How tool results' images are shown.
+    pub images: InlineImages,
 }
 
 impl std::fmt::Debug for RenderContext<'_> {
@@ -173,6 +176,10 @@ pub fn render_tool(block: &ToolBlock, context: RenderContext<'_>, width: u16) ->
         })
         .or_else(|| tools::body(block, options))
         .unwrap_or_else(|| fallback_body(block, options));
+    let placeholders = block
+        .result
+        .as_ref()
+        .map(|result| images::placeholders(result, context.images, theme));
     let state = match (&block.result, block.is_error) {
         (None, _) => BlockState::Pending,
         (Some(_), true) => BlockState::Error,
@@ -180,11 +187,16 @@ pub fn render_tool(block: &ToolBlock, context: RenderContext<'_>, width: u16) ->
     };
     let mut content = call;
     content.extend(body);
-    BoxView::new()
+    content.extend(placeholders.unwrap_or_default());
+    let mut lines = BoxView::new()
         .padding(Padding::symmetric(1, 1))
         .bg(theme.block_bg(state))
         .with(Text::from_lines(content))
-        .render(width)
+        .render(width);
+    if let Some(result) = &block.result {
+        lines.extend(images::drawn(&block.call_id, result, context.images, width));
+    }
+    lines
 }
 
 /// pi's fallback call: the tool's name in bold and its arguments as JSON (pretty when expanded).

@@ -18,9 +18,11 @@ use pi_tui::{
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 
+use super::clipboard::Clipboard;
 use super::commands::{self, SlashCommand};
 use super::dialogs::{Dialog, UiRequest};
 use super::footer::{self, FooterInfo};
+use super::images::InlineImages;
 use super::render::{RenderContext, Renderers, render_item};
 use super::transcript::{Item, NoticeKind, Transcript};
 use pi_coding_agent::NotifyKind;
@@ -62,6 +64,8 @@ pub enum Action {
     },
     /// Ctrl+D on an empty editor, Ctrl+C twice, `/quit`.
     Exit,
+    /// Ctrl+V (pi's `app.clipboard.pasteImage`): paste the clipboard's image as a file path.
+    PasteImage,
 }
 
 /// What a picker chooses.
@@ -123,6 +127,10 @@ pub struct Screen {
     retry: Option<RetryWait>,
     /// Sequences for the terminal itself (OSC 52 from `/copy`), written before the next frame.
     terminal_output: String,
+    /// How tool results' images are shown.
+    images: InlineImages,
+    /// Where Ctrl+V reads an image from.
+    clipboard: Clipboard,
 }
 
 /// The wait before an automatic retry, as pi shows it.
@@ -163,6 +171,8 @@ impl Screen {
             reprint: Vec::new(),
             retry: None,
             terminal_output: String::new(),
+            images: InlineImages::detect(),
+            clipboard: Clipboard::system(),
         }
     }
 
@@ -174,6 +184,22 @@ impl Screen {
     /// The sequences queued by [`Screen::send_to_terminal`], once.
     pub fn take_terminal_output(&mut self) -> String {
         std::mem::take(&mut self.terminal_output)
+    }
+
+    /// Where Ctrl+V reads an image from.
+    pub fn set_clipboard(&mut self, clipboard: Clipboard) {
+        self.clipboard = clipboard;
+    }
+
+    /// Where Ctrl+V reads an image from.
+    pub fn clipboard(&self) -> &Clipboard {
+        &self.clipboard
+    }
+
+    /// How tool results' images are shown (the terminal's protocol, `terminal.showImages`,
+    /// `terminal.imageWidthCells`).
+    pub fn set_images(&mut self, images: InlineImages) {
+        self.images = images;
     }
 
     /// The theme.
@@ -400,6 +426,9 @@ impl Screen {
         if is_escape(&key) {
             return self.running.then_some(Action::Abort);
         }
+        if is_ctrl(&key, 'v') {
+            return Some(Action::PasteImage);
+        }
         if is_alt_key(&key, KeyCode::Up) && !self.queued.is_empty() {
             return Some(Action::RestoreQueued);
         }
@@ -431,6 +460,21 @@ impl Screen {
             }
             EditorAction::Exit => Some(Action::Exit),
             EditorAction::None | EditorAction::Changed => None,
+        }
+    }
+
+    /// Inserts `text` into the editor at the cursor (a pasted image's path).
+    pub fn insert_text(&mut self, text: &str) {
+        self.editor.insert_str(text);
+    }
+
+    /// pi's Ctrl+V: the clipboard's image is saved to a file whose path goes into the editor at
+    /// the cursor (the model reads it with `read`). A clipboard without an image, or one that
+    /// cannot be read, changes nothing, as in pi.
+    pub async fn paste_image(&mut self) {
+        let clipboard = self.clipboard.clone();
+        if let Ok(Some(path)) = tokio::task::spawn_blocking(move || clipboard.paste_image_to_file()).await {
+            self.insert_text(&path.display().to_string());
         }
     }
 
@@ -478,6 +522,7 @@ impl Screen {
             theme: &self.theme,
             expanded: self.expanded,
             renderers: &self.renderers,
+            images: self.images,
         }
     }
 

@@ -21,7 +21,7 @@ const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
 /// pi's message when nothing could take the text.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("Failed to copy to clipboard")]
-pub(super) struct ClipboardError;
+pub(crate) struct ClipboardError;
 
 /// Where the interactive mode reads environment variables: the process's by default, a map of
 /// a test's own with [`Environment::from_fn`].
@@ -56,7 +56,7 @@ impl std::fmt::Debug for Environment {
 }
 
 /// Copies `text`; returns the OSC 52 sequence to write to the terminal, if one is due.
-pub(super) async fn copy(text: &str, env: &Environment) -> Result<Option<String>, ClipboardError> {
+pub(crate) async fn copy(text: &str, env: &Environment) -> Result<Option<String>, ClipboardError> {
     let env = |name: &str| env.var(name);
     let set = |name: &str| env(name).is_some_and(|v| !v.is_empty());
     let remote = set("SSH_CONNECTION") || set("SSH_CLIENT") || set("MOSH_CONNECTION");
