@@ -15,6 +15,7 @@ mod export;
 mod extensions;
 mod faults;
 mod images;
+mod interactive_commands;
 mod interactive_loop;
 mod interactive_screens;
 mod list_models;

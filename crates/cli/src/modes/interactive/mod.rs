@@ -37,6 +37,7 @@ mod terminal;
 mod theme_watch;
 mod tools;
 mod transcript;
+mod tree;
 
 pub use clipboard::Environment;
 pub use commands::{SlashCommand, parse_slash_command, path_argument};
@@ -64,6 +65,7 @@ use pi_coding_agent::SessionEvent;
 use pi_coding_agent::extensions::events::InputSource;
 use pi_coding_agent::resolve::ResolveAction;
 use screen::PickerKind;
+use tree::{TREE_CHOICE_SEPARATOR, TreeMessage, ask_summary, start_navigation};
 
 pub use terminal::restore as restore_terminal;
 
@@ -701,62 +703,6 @@ async fn picked(
         }
     }
     refresh(screen, app);
-}
-
-/// Separates the choice from the entry id in the ids of the "Summarize branch?" picker.
-const TREE_CHOICE_SEPARATOR: char = '\u{1f}';
-
-/// pi's "Summarize branch?" after `/tree` chose `target`.
-fn ask_summary(screen: &mut Screen, target: &str) {
-    let items = [
-        ("none", "No summary"),
-        ("summarize", "Summarize"),
-        ("custom", "Summarize with custom prompt"),
-    ]
-    .into_iter()
-    .map(|(choice, label)| {
-        (
-            format!("{choice}{TREE_CHOICE_SEPARATOR}{target}"),
-            SelectItem::new(label),
-        )
-    })
-    .collect();
-    screen.open_picker(PickerKind::TreeSummary, "Summarize branch?", items, 0);
-}
-
-/// What the background part of `/tree` reports to the loop.
-#[derive(Debug)]
-enum TreeMessage {
-    /// The custom instructions were given: summarize with them.
-    Instructions { target: String, instructions: String },
-    /// The instructions were cancelled: ask again.
-    AskAgain { target: String },
-    /// The navigation ended.
-    Done(Box<Result<pi_coding_agent::NavigateOutcome, pi_coding_agent::AppError>>),
-}
-
-/// Navigates to `target` in the background (a summary takes a model call; Esc aborts it).
-fn start_navigation(
-    screen: &mut Screen,
-    app: &App,
-    target: &str,
-    summarize: bool,
-    instructions: Option<String>,
-    trees: &mpsc::UnboundedSender<TreeMessage>,
-) {
-    if summarize {
-        screen.set_busy_with("Summarizing branch... (esc to cancel)");
-    }
-    let (app, trees, target) = (app.clone(), trees.clone(), target.to_owned());
-    tokio::spawn(async move {
-        let options = pi_coding_agent::NavigateOptions {
-            summarize,
-            custom_instructions: instructions,
-            ..Default::default()
-        };
-        let result = app.navigate_tree(&target, options).await;
-        let _ = trees.send(TreeMessage::Done(Box::new(result)));
-    });
 }
 
 async fn tree_message(
