@@ -153,9 +153,50 @@ pub fn default_theme(colorfgbg: Option<&str>) -> &'static str {
     }
 }
 
+/// The HTML export's colours from `theme` (pi exports with the active theme): every token as a
+/// CSS colour, and the theme's `export` backgrounds (derived from `userMessageBg` when unset).
+pub fn export_colors(theme: &Theme) -> pi_coding_agent::export::ExportColors {
+    let colors =
+        pi_tui::Slot::ALL
+            .into_iter()
+            .fold(
+                pi_coding_agent::export::ExportColors::default(),
+                |colors, slot| match pi_tui::css_color(theme.color(slot)) {
+                    Some(css) => colors.with_token(slot.name(), css),
+                    None => colors,
+                },
+            );
+    let [page, card, info] = theme
+        .export_backgrounds()
+        .map(|color| color.and_then(pi_tui::css_color));
+    colors.with_export_backgrounds(page, card, info)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_export_takes_the_themes_colours_and_backgrounds() {
+        let light = export_colors(&Theme::light());
+        assert_eq!(light.token("accent"), Some("#5a8080"));
+        assert_eq!(light.token("userMessageBg"), Some("#e8e8e8"));
+        assert_eq!(light.page_bg(), "#f8f8f8");
+        assert_eq!(light.card_bg(), "#ffffff");
+        assert_eq!(light.info_bg(), "#fffae6");
+        // A theme without an `export` section: pi derives the backgrounds from userMessageBg.
+        let dir = tempfile::tempdir().unwrap();
+        let file = theme_file(dir.path(), "mine.json", "mine", "#123456");
+        let mine = export_colors(&Theme::load(&file).unwrap());
+        assert_eq!(mine.token("accent"), Some("#123456"));
+        let derived = pi_coding_agent::export::ExportColors::default()
+            .with_token("userMessageBg", "#000000")
+            .with_export_backgrounds(None, None, None);
+        assert_eq!(mine.page_bg(), derived.page_bg());
+        // Palette colours (a 256-colour terminal's theme) become their xterm RGB.
+        let indexed = export_colors(&Theme::dark().for_mode(pi_tui::ColorMode::Color256));
+        assert_eq!(indexed.token("muted"), Some("#808080"));
+    }
 
     fn theme_file(dir: &Path, file: &str, name: &str, accent: &str) -> PathBuf {
         let mut colors = serde_json::Map::new();

@@ -38,7 +38,7 @@ pub use editor::{Editor, EditorAction};
 pub use keys::KeyHint;
 pub use renderer::InlineRenderer;
 pub use text::{display_width, line_text, line_width};
-pub use theme::{BlockState, ColorMode, Slot, Theme, ThemeError};
+pub use theme::{BlockState, ColorMode, Slot, Theme, ThemeError, css_color};
 pub use wrap::{pad_line, truncate_line, wrap_line, wrap_text};
 
 /// A line of styled text.

@@ -107,6 +107,79 @@ pub(crate) fn rgb_to_256(r: u8, g: u8, b: u8) -> u8 {
     u8::try_from(index).unwrap_or(u8::MAX)
 }
 
+/// `color` as a CSS colour (`#rrggbb`): 24-bit colours as they are, palette indices by the xterm
+/// palette (as pi's export converts them); `None` for the terminal's default colour.
+///
+/// ```
+/// use pi_tui::css_color;
+/// use ratatui::style::Color;
+/// assert_eq!(css_color(Color::Rgb(0x8a, 0xbe, 0xb7)).as_deref(), Some("#8abeb7"));
+/// assert_eq!(css_color(Color::Indexed(244)).as_deref(), Some("#808080"));
+/// assert_eq!(css_color(Color::Reset), None);
+/// ```
+pub fn css_color(color: Color) -> Option<String> {
+    let (r, g, b) = match color {
+        Color::Rgb(r, g, b) => (r, g, b),
+        Color::Indexed(index) => palette_rgb(index),
+        Color::Reset => return None,
+        Color::Black => palette_rgb(0),
+        Color::Red => palette_rgb(1),
+        Color::Green => palette_rgb(2),
+        Color::Yellow => palette_rgb(3),
+        Color::Blue => palette_rgb(4),
+        Color::Magenta => palette_rgb(5),
+        Color::Cyan => palette_rgb(6),
+        Color::Gray => palette_rgb(7),
+        Color::DarkGray => palette_rgb(8),
+        Color::LightRed => palette_rgb(9),
+        Color::LightGreen => palette_rgb(10),
+        Color::LightYellow => palette_rgb(11),
+        Color::LightBlue => palette_rgb(12),
+        Color::LightMagenta => palette_rgb(13),
+        Color::LightCyan => palette_rgb(14),
+        Color::White => palette_rgb(15),
+    };
+    Some(format!("#{r:02x}{g:02x}{b:02x}"))
+}
+
+/// The xterm palette's colour `index`: the 16 system colours, the 6×6×6 cube, the 24 greys.
+fn palette_rgb(index: u8) -> (u8, u8, u8) {
+    const SYSTEM: [(u8, u8, u8); 16] = [
+        (0x00, 0x00, 0x00),
+        (0x80, 0x00, 0x00),
+        (0x00, 0x80, 0x00),
+        (0x80, 0x80, 0x00),
+        (0x00, 0x00, 0x80),
+        (0x80, 0x00, 0x80),
+        (0x00, 0x80, 0x80),
+        (0xc0, 0xc0, 0xc0),
+        (0x80, 0x80, 0x80),
+        (0xff, 0x00, 0x00),
+        (0x00, 0xff, 0x00),
+        (0xff, 0xff, 0x00),
+        (0x00, 0x00, 0xff),
+        (0xff, 0x00, 0xff),
+        (0x00, 0xff, 0xff),
+        (0xff, 0xff, 0xff),
+    ];
+    const CUBE: [u8; 6] = [0, 95, 135, 175, 215, 255];
+    match index {
+        0..=15 => SYSTEM[usize::from(index)],
+        16..=231 => {
+            let i = index - 16;
+            (
+                CUBE[usize::from(i / 36)],
+                CUBE[usize::from((i / 6) % 6)],
+                CUBE[usize::from(i % 6)],
+            )
+        }
+        _ => {
+            let grey = 8 + 10 * (index - 232);
+            (grey, grey, grey)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -69,6 +69,8 @@ fn invalid_message(label: &str, missing: &[String], other: &[String]) -> String 
 pub(crate) struct ParsedTheme {
     pub(crate) name: String,
     pub(crate) colors: [Color; SLOT_COUNT],
+    /// The `export` section's `pageBg`, `cardBg`, `infoBg`.
+    pub(crate) export: [Option<Color>; 3],
 }
 
 /// Parses a theme file's text; `label` names it in errors (pi uses the file's path).
@@ -96,7 +98,19 @@ pub(crate) fn parse(label: &str, text: &str) -> Result<ParsedTheme, ThemeError> 
             resolved[slot as usize] = color;
         }
     }
-    Ok(ParsedTheme { name, colors: resolved })
+    let mut export = [None; 3];
+    if let Some(section) = object.get("export").and_then(Value::as_object) {
+        for (slot, key) in export.iter_mut().zip(["pageBg", "cardBg", "infoBg"]) {
+            if let Some(value) = section.get(key) {
+                *slot = Some(resolve(value, vars, &mut Vec::new())?);
+            }
+        }
+    }
+    Ok(ParsedTheme {
+        name,
+        colors: resolved,
+        export,
+    })
 }
 
 /// pi's schema check: the missing colour tokens and the other problems, in the schema's order.

@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 
-pub use color::ColorMode;
+pub use color::{ColorMode, css_color};
 pub use json::ThemeError;
 pub(crate) use slot::SLOT_COUNT;
 pub use slot::Slot;
@@ -55,6 +55,8 @@ pub struct Theme {
     name: String,
     source: Option<PathBuf>,
     colors: [Color; SLOT_COUNT],
+    /// The `export` section: the HTML export's page, card and info backgrounds.
+    export: [Option<Color>; 3],
 }
 
 impl Default for Theme {
@@ -72,6 +74,7 @@ fn built_in(cell: &'static OnceLock<Theme>, label: &str, json: &str) -> Theme {
             name: parsed.name,
             source: None,
             colors: parsed.colors,
+            export: parsed.export,
         },
         // The embedded files are checked by this module's tests; a broken one shows no colours.
         Err(_) => Theme::plain(),
@@ -121,6 +124,7 @@ impl Theme {
             name: parsed.name,
             source: None,
             colors: parsed.colors,
+            export: parsed.export,
         })
     }
 
@@ -134,6 +138,7 @@ impl Theme {
             name: parsed.name,
             source: Some(path.to_path_buf()),
             colors: parsed.colors,
+            export: parsed.export,
         })
     }
 
@@ -169,6 +174,7 @@ impl Theme {
             name: "plain".to_owned(),
             source: None,
             colors: [Color::Reset; SLOT_COUNT],
+            export: [None; 3],
         }
     }
 
@@ -190,7 +196,20 @@ impl Theme {
             name: "indexed".to_owned(),
             source: None,
             colors,
+            export: [None; 3],
         }
+    }
+
+    /// The `export` section's page, card and info backgrounds (pi's `pageBg`, `cardBg`, `infoBg`),
+    /// each `None` when the theme does not set it.
+    ///
+    /// ```
+    /// use pi_tui::Theme;
+    /// use ratatui::style::Color;
+    /// assert_eq!(Theme::dark().export_backgrounds()[0], Some(Color::Rgb(0x18, 0x18, 0x1e)));
+    /// ```
+    pub fn export_backgrounds(&self) -> [Option<Color>; 3] {
+        self.export
     }
 
     /// The colour of `slot`.

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use pi_coding_agent::App;
-use pi_coding_agent::export::{ExportColors, export_branch_jsonl};
+use pi_coding_agent::export::export_branch_jsonl;
 
 use super::clipboard;
 use super::commands::path_argument;
@@ -82,7 +82,11 @@ pub(super) async fn export(screen: &mut Screen, app: &App, rest: &str) {
         Some(path) if path.to_string_lossy().ends_with(".jsonl") => {
             app.with_store(|store| export_branch_jsonl(store, path))
         }
-        _ => app.export_html(output, &ExportColors::default()).await,
+        // pi exports with the theme it shows.
+        _ => {
+            app.export_html(output, &crate::themes::export_colors(screen.theme()))
+                .await
+        }
     };
     match result {
         Ok(path) => screen.notice(format!("Session exported to: {}", path.display()), NoticeKind::Info),
