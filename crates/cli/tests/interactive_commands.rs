@@ -492,3 +492,72 @@ async fn ctrl_v_pastes_the_clipboard_image_path_and_the_model_reads_the_image() 
         .unwrap();
     assert_eq!(run.await.unwrap(), 0);
 }
+
+/// `/share` as pi: without `gh`, pi's hint; with a `gh` that is logged in, the session's HTML as
+/// a secret gist and pi's viewer URL.
+#[tokio::test(flavor = "multi_thread")]
+async fn share_makes_a_secret_gist_of_the_export_with_gh() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    faux.set_responses([faux_assistant_text("Shared answer.")]);
+    let options = SessionOptions::new(dir.path(), faux.model()).stream_fn(faux.stream_fn());
+    let store = SessionManager::create(dir.path(), dir.path().join("sessions")).unwrap();
+    let app = App::new(
+        AgentSession::new(options).unwrap(),
+        store,
+        Arc::new(ModelRegistry::builtin()),
+        None,
+        Arc::new(|_| {}),
+    );
+    let bin = tempfile::tempdir().unwrap();
+    let path = bin.path().display().to_string();
+    let env_path = path.clone();
+    let options = InteractiveOptions {
+        environment: pi_cli::modes::interactive::Environment::from_fn(move |name| {
+            (name == "PATH").then(|| env_path.clone())
+        }),
+        ..InteractiveOptions::default()
+    };
+    let (vt, keys, run) = start(&app, options, (100, 40));
+    type_line(&keys, "a question");
+    wait_for("the answer", || vt.screen().contains("Shared answer.")).await;
+
+    type_line(&keys, "/share");
+    wait_for("no gh", || {
+        vt.screen()
+            .contains("GitHub CLI (gh) is not installed. Install it from https://cli.github.com/")
+    })
+    .await;
+
+    // A gh that is logged in and checks what it is asked to upload.
+    let seen = bin.path().join("uploaded.html");
+    let gh = bin.path().join("gh");
+    std::fs::write(
+        &gh,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = auth ]; then exit 0; fi\n[ \"$1 $2 $3\" = \"gist create --public=false\" ] || exit 3\n/bin/cp \"$4\" {}\necho https://gist.github.com/ada/abc123\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    type_line(&keys, "/share");
+    wait_for("the share URL", || {
+        let screen = vt.screen();
+        screen.contains("Share URL: https://pi.dev/session/#abc123")
+            && screen.contains("Gist: https://gist.github.com/ada/abc123")
+    })
+    .await;
+    let uploaded = std::fs::read_to_string(&seen).unwrap();
+    assert!(uploaded.contains("Shared answer."), "the export was uploaded");
+    assert!(
+        uploaded.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &uploaded[..40.min(uploaded.len())]
+    );
+
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
+        .unwrap();
+    assert_eq!(run.await.unwrap(), 0);
+}

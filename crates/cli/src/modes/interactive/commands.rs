@@ -20,6 +20,8 @@ pub enum SlashCommand {
     Export(String),
     /// `/copy`: the last agent message to the clipboard.
     Copy,
+    /// `/share`: the session's HTML export as a secret GitHub gist (needs `gh`).
+    Share,
     /// `/name [name]`: name the session, or show its name.
     Name(String),
     /// `/compact [instructions]`: summarize the history now, focused by the instructions.
@@ -46,6 +48,7 @@ pub(super) const COMMANDS: &[(&str, &str)] = &[
         "/export",
         "export session (HTML default, or specify path: .html/.jsonl)",
     ),
+    ("/share", "share session as a secret GitHub gist"),
     ("/copy", "copy last agent message to clipboard"),
     ("/name", "set session display name"),
     ("/compact", "summarize the history now [instructions]"),
@@ -78,6 +81,7 @@ pub fn parse_slash_command(text: &str) -> Option<SlashCommand> {
         "/session" => SlashCommand::Session,
         "/export" => SlashCommand::Export(rest),
         "/copy" => SlashCommand::Copy,
+        "/share" => SlashCommand::Share,
         "/name" => SlashCommand::Name(rest),
         "/compact" => SlashCommand::Compact(rest),
         "/apply" => SlashCommand::Apply(rest),

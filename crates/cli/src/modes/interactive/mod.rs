@@ -586,6 +586,7 @@ async fn command_action(
         SlashCommand::Name(name) => session_commands::name(screen, app, &name),
         SlashCommand::Export(rest) => session_commands::export(screen, app, &rest).await,
         SlashCommand::Copy => session_commands::copy(screen, app, &context.environment).await,
+        SlashCommand::Share => session_commands::share(screen, app, &context.environment).await,
         SlashCommand::Help => {
             let mut text = String::from("Commands:");
             for (name, help) in COMMANDS {

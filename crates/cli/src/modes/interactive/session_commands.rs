@@ -1,5 +1,5 @@
 //! The slash commands about the session itself, with pi's texts: `/session`, `/name`, `/export`,
-//! `/copy`.
+//! `/share`, `/copy`.
 
 use std::path::Path;
 
@@ -92,6 +92,66 @@ pub(super) async fn export(screen: &mut Screen, app: &App, rest: &str) {
         Ok(path) => screen.notice(format!("Session exported to: {}", path.display()), NoticeKind::Info),
         Err(error) => screen.notice(format!("Failed to export session: {error}"), NoticeKind::Error),
     }
+}
+
+/// pi's viewer of shared sessions (`PI_SHARE_VIEWER_URL` replaces it).
+const SHARE_VIEWER_URL: &str = "https://pi.dev/session/";
+
+/// `/share`: the session's HTML export (with the theme shown) as a secret gist through the GitHub
+/// CLI, as pi does: `gh auth status`, then `gh gist create --public=false <tmp>/session.html`;
+/// pi's viewer URL and the gist's. `env` gives `PATH` and `PI_SHARE_VIEWER_URL`.
+pub(super) async fn share(screen: &mut Screen, app: &App, env: &clipboard::Environment) {
+    let gh = |args: &[&str]| {
+        let mut command = tokio::process::Command::new("gh");
+        command.args(args).stdin(std::process::Stdio::null()).kill_on_drop(true);
+        if let Some(path) = env.var("PATH") {
+            command.env("PATH", path);
+        }
+        command
+    };
+    match gh(&["auth", "status"]).output().await {
+        Err(_) => {
+            let text = "GitHub CLI (gh) is not installed. Install it from https://cli.github.com/";
+            return screen.notice(text, NoticeKind::Error);
+        }
+        Ok(status) if !status.status.success() => {
+            let text = "GitHub CLI is not logged in. Run 'gh auth login' first.";
+            return screen.notice(text, NoticeKind::Error);
+        }
+        Ok(_) => {}
+    }
+    let file = std::env::temp_dir().join("session.html");
+    if let Err(error) = app
+        .export_html(Some(&file), &crate::themes::export_colors(screen.theme()))
+        .await
+    {
+        return screen.notice(format!("Failed to export session: {error}"), NoticeKind::Error);
+    }
+    let file_arg = file.display().to_string();
+    let created = gh(&["gist", "create", "--public=false", &file_arg]).output().await;
+    let _ = std::fs::remove_file(&file);
+    let output = match created {
+        Err(error) => return screen.notice(format!("Failed to create gist: {error}"), NoticeKind::Error),
+        Ok(output) if !output.status.success() => {
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            let why = if stderr.is_empty() {
+                "Unknown error".to_owned()
+            } else {
+                stderr
+            };
+            return screen.notice(format!("Failed to create gist: {why}"), NoticeKind::Error);
+        }
+        Ok(output) => output,
+    };
+    let url = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let Some(id) = url.rsplit('/').next().filter(|id| !id.is_empty()) else {
+        return screen.notice("Failed to parse gist ID from gh output", NoticeKind::Error);
+    };
+    let viewer = env
+        .var("PI_SHARE_VIEWER_URL")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| SHARE_VIEWER_URL.to_owned());
+    screen.notice(format!("Share URL: {viewer}#{id}\nGist: {url}"), NoticeKind::Info);
 }
 
 /// `/copy`: the last agent message's text to the clipboard (`env` reads the environment).
