@@ -17,7 +17,7 @@ use pi_coding_agent::{AgentSession, SessionOptions};
 use pi_session_store::SessionManager;
 use serde_json::json;
 
-use crate::interactive_loop::{Vt, app, key, start, type_line, wait_for};
+use crate::interactive_loop::{Vt, app, app_streaming, end_of, held, key, start, type_line, wait_for};
 
 /// The process extensions at `paths` (folders with an `extension.json`), loaded and attached to
 /// `app`.
@@ -67,6 +67,48 @@ async fn ctx_shutdown_from_a_command_ends_the_interactive_mode() {
     extensions.shutdown().await;
 }
 
+/// pi runs an extension command typed while the agent streams at once; it is not queued as a
+/// steering message for the model.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extension_command_typed_while_streaming_runs_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let words: Vec<String> = (1..=40).map(|i| format!("word{i}")).collect();
+    let answer = words.join(" ");
+    let faux = FauxModel::new();
+    faux.set_responses([faux_assistant_text(answer.clone())]);
+    let (allow, allowed) = tokio::sync::watch::channel(end_of(&answer, "word3"));
+    let app = app_streaming(dir.path(), &faux, held(&faux, allowed), &[]);
+    let guard = pi_test_support::extensions::examples_dir().join("python-guard");
+    let extensions = load_process_extensions(&app, vec![guard]).await;
+    let options = InteractiveOptions {
+        extensions: Some(extensions.clone()),
+        ..InteractiveOptions::default()
+    };
+    let (vt, keys, run) = start(&app, options, (80, 30));
+    type_line(&keys, "a question");
+    wait_for("the answer streaming", || vt.screen().contains("word2")).await;
+    type_line(&keys, "/greet Ada");
+    let greeted = || {
+        app.with_store(|store| {
+            store.entries().iter().any(|entry| {
+                matches!(&entry.kind, pi_session_store::EntryKind::Custom { custom_type, .. } if custom_type == "python-guard.greeting")
+            })
+        })
+    };
+    // The response is still held: the command ran beside it.
+    wait_for("the greeting while the answer streams", greeted).await;
+    allow.send(usize::MAX).unwrap();
+    wait_for("the whole answer", || vt.screen().contains("word40")).await;
+    wait_for("the run's end", || !vt.screen().contains("Working")).await;
+    assert_eq!(faux.call_count(), 1, "the command never reached the model");
+    let users: Vec<String> = app.user_messages().into_iter().map(|m| m.text).collect();
+    assert_eq!(users, ["a question"]);
+    keys.send(Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL)))
+        .unwrap();
+    assert_eq!(run.await.unwrap(), 0);
+    extensions.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_extension_command_typed_in_the_editor_runs_and_help_lists_it() {
     use pi_coding_agent::extensions::ExtensionError;
@@ -101,6 +143,7 @@ async fn an_extension_command_typed_in_the_editor_runs_and_help_lists_it() {
         })
     })
     .await;
+    wait_for("the command's end", || !vt.screen().contains("Working")).await;
     type_line(&keys, "/boom");
     wait_for("the command's error", || !reported.lock().unwrap().is_empty()).await;
     assert_eq!(

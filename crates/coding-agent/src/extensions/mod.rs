@@ -440,6 +440,12 @@ impl Extensions {
             .collect()
     }
 
+    /// Whether `text` is `/name args` for one of the extensions' commands (pi runs those at once,
+    /// even while the agent streams, instead of queueing them as messages).
+    pub fn is_command(&self, text: &str) -> bool {
+        split_command(text).is_some_and(|(name, _)| self.commands().iter().any(|c| c.invocation_name == name))
+    }
+
     /// When `text` is `/name args` for an extension command: runs it (the `command` request,
     /// with the `Context`), `Some` with its outcome; `None` for any other text. pi checks
     /// extension commands before anything else does with the text.

@@ -426,6 +426,18 @@ async fn perform(
         Action::Exit => return false,
         Action::PasteImage => screen.paste_image().await,
         Action::Prompt(text) => start_run(screen, app, extensions, vec![AgentMessage::user(text)], runs),
+        // pi runs an extension command at once, even while the agent streams.
+        Action::Steer(text) | Action::FollowUp(text)
+            if extensions.is_some_and(|extensions| extensions.is_command(&text)) =>
+        {
+            if let Some(extensions) = extensions.cloned() {
+                tokio::spawn(async move {
+                    if let Some(Err(error)) = extensions.run_command(&text).await {
+                        extensions.report(&error);
+                    }
+                });
+            }
+        }
         Action::Steer(text) => session.steer(session.expand_message(AgentMessage::user(text)).await),
         Action::FollowUp(text) => session.follow_up(session.expand_message(AgentMessage::user(text)).await),
         Action::RestoreQueued => {

@@ -171,8 +171,7 @@ async fn prompt(rpc: &Arc<Rpc>, command: &Map<String, Value>, id: Option<&Value>
     // pi checks extension commands first: `/name args` runs the command (its errors are an
     // `extension_error` line), then the prompt is answered.
     if let Some(text) = command.get("message").and_then(Value::as_str)
-        && let Some((name, _)) = pi_coding_agent::extensions::split_command(text)
-        && rpc.extensions.commands().iter().any(|c| c.invocation_name == name)
+        && rpc.extensions.is_command(text)
     {
         let (runner, text, id) = (rpc.clone(), text.to_owned(), id.cloned());
         let run = tokio::spawn(async move {
