@@ -551,3 +551,17 @@ async fn bodies_equal_the_ones_pi_0_73_1_sends() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_key_echoed_by_the_server_is_redacted() {
+    let body = json!({"error": {"code": 400, "message": format!("API key not valid: {API_KEY}"), "status": "INVALID_ARGUMENT"}});
+    let server = MockServer::start(vec![Reply::json(400, &body.to_string())]).await;
+    let model = google::model(server.url("/v1beta"));
+    let events = run(&model, &[user("x")], &[], &options()).await;
+    assert!(
+        error_message(&events).contains("API key not valid: [redacted]"),
+        "{}",
+        error_message(&events)
+    );
+    assert_no_key(&events);
+}

@@ -379,3 +379,30 @@ async fn providers_send_vertex_requests_without_a_key() {
     );
     assert_eq!(pi_ai::redact("ya29.providers-token-1", None), pi_ai::REDACTED);
 }
+
+#[tokio::test]
+async fn an_access_token_echoed_by_the_server_is_redacted() {
+    let tokens = MockServer::start(vec![token_reply("ya29.echoed-access-token-0123", 3600)]).await;
+    let api = MockServer::start(vec![Reply::json(
+        401,
+        r#"{"error": {"code": 401, "message": "Bearer ya29.echoed-access-token-0123 is not valid", "status": "UNAUTHENTICATED"}}"#,
+    )])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        &dir,
+        "echo.json",
+        &json!({"type": "authorized_user", "client_id": "a", "client_secret": "echo-secret-0123",
+            "refresh_token": "echo-refresh-0123", "token_uri": tokens.url("/token")}),
+    );
+    let vars = env(vec![
+        ("GOOGLE_APPLICATION_CREDENTIALS", file),
+        ("GOOGLE_CLOUD_PROJECT", "p".into()),
+        ("GOOGLE_CLOUD_LOCATION", "us-central1".into()),
+    ]);
+    let events = run(&google::vertex_model(api.url("")), &StreamOptions::default(), vars).await;
+    let text = error_message(&events);
+    assert!(text.starts_with("401 status code: "), "{text}");
+    assert!(!text.contains("ya29.echoed-access-token-0123"), "{text}");
+    assert!(text.contains("[redacted] is not valid"), "{text}");
+}

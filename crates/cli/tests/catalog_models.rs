@@ -4,9 +4,9 @@
 //! chat-completions API and Google's Gemini API; and a model over an API this pi does not
 //! implement yet.
 
+use pi_test_support::sandbox::{Sandbox, output, text};
 use pi_test_support::{MockServer, Reply};
 use pi_test_support::{google, openai};
-use pi_test_support::sandbox::{Sandbox, output, text};
 use serde_json::{Value, json};
 
 /// The request body without what depends on the machine: each message's role only, and the tools'

@@ -272,6 +272,9 @@ impl WireProtocol for GoogleProtocol {
 }
 
 #[cfg(test)]
+mod fuzz;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use pi_agent_core::{ContentBlock, Model};
