@@ -1,10 +1,10 @@
 //! LLM providers for pi.
 //!
-//! Five wire APIs implement [`pi_agent_core::StreamFn`], each in its module:
+//! Six wire APIs implement [`pi_agent_core::StreamFn`], each in its module:
 //! [`openai_completions`] (which also covers Ollama, vLLM, llama.cpp, LM Studio, OpenRouter,
 //! Groq …), [`anthropic`] (`anthropic-messages`), [`openai_responses`], [`google`]
-//! (`google-generative-ai`, Gemini) and [`google_vertex`] (Gemini on Vertex AI, by API key or
-//! Application Default Credentials). [`Providers`] picks one by the model's `api`. The [`ModelRegistry`] reads pi's `~/.pi/agent/models.json` and
+//! (`google-generative-ai`, Gemini), [`google_vertex`] (Gemini on Vertex AI, by API key or
+//! Application Default Credentials) and [`mistral`] (`mistral-conversations`). [`Providers`] picks one by the model's `api`. The [`ModelRegistry`] reads pi's `~/.pi/agent/models.json` and
 //! resolves API keys from the usual environment variables.
 //!
 //! Secrets: every key and credential header value this crate resolves or is given is registered
@@ -26,6 +26,7 @@ mod driver;
 pub mod google;
 pub mod google_vertex;
 mod http;
+pub mod mistral;
 pub mod openai_completions;
 pub mod openai_responses;
 mod overflow;

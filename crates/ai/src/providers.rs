@@ -15,6 +15,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "openai-responses",
     "google-generative-ai",
     "google-vertex",
+    "mistral-conversations",
 ];
 
 /// Streams responses over whichever wire API the model uses.
@@ -22,7 +23,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
 /// [`Providers`] resolves what a request needs besides the model and context — the API key (the
 /// call's own, else the registry's, else the provider's usual environment variable) and the
 /// model's header values — and hands the call to `openai_completions`, `anthropic`,
-/// `openai_responses`, `google` or `google_vertex`. A model of another API fails with pi's text
+/// `openai_responses`, `google`, `google_vertex` or `mistral`. A model of another API fails with pi's text
 /// `No API provider registered for api: <api>`; a remote provider without a key fails with
 /// `No API key for provider: <name>` before anything is sent. Servers on the local machine
 /// (`localhost`, `127.0.0.1`, `[::1]`) need no key, and neither does `google-vertex`, which
@@ -140,6 +141,7 @@ impl StreamFn for Providers {
             "openai-completions" => crate::openai_completions::stream(&self.client, model, context, &options),
             "anthropic-messages" => crate::anthropic::stream(&self.client, model, context, &options),
             "google-generative-ai" => crate::google::stream(&self.client, model, context, &options),
+            "mistral-conversations" => crate::mistral::stream(&self.client, model, context, &options),
             "google-vertex" => {
                 let env: crate::google_vertex::Env = match &self.registry {
                     Some(registry) => {

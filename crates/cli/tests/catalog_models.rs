@@ -1,12 +1,12 @@
 //! Catalog models end to end: pi-ai 0.73.1's models of other providers reached through `pi -p`
 //! against a mock server on 127.0.0.1 (the provider's `baseUrl` moved there in `models.json`, its
 //! key from its usual variable), with the request each sends as a snapshot — over the OpenAI
-//! chat-completions API and Google's Gemini API; and a model over an API this pi does not
-//! implement yet.
+//! chat-completions API, Google's Gemini API and Mistral's; and a model over an API this pi does
+//! not implement yet.
 
 use pi_test_support::sandbox::{Sandbox, output, text};
 use pi_test_support::{MockServer, Reply};
-use pi_test_support::{google, openai};
+use pi_test_support::{google, mistral, openai};
 use serde_json::{Value, json};
 
 /// The request body without what depends on the machine: each message's role only, and the tools'
@@ -124,18 +124,52 @@ async fn a_gemini_model_with_the_key_from_gemini_api_key() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_mistral_model_with_the_key_from_mistral_api_key() {
+    let server = MockServer::start(vec![mistral::text("Hi from Mistral.")]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.write_models_json(&json!({"providers": {"mistral": {"baseUrl": server.url("")}}}).to_string());
+    let mut command = sandbox.command(&[
+        "-p",
+        "--provider",
+        "mistral",
+        "--model",
+        "magistral-medium-latest",
+        "--thinking",
+        "medium",
+        "hi",
+    ]);
+    command.env("MISTRAL_API_KEY", "mistral-test-key-0123");
+    let output = output(command).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hi from Mistral.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].line, "POST /v1/chat/completions");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer mistral-test-key-0123")
+    );
+    // pi's session id goes as `x-affinity`.
+    assert!(requests[0].header("x-affinity").is_some_and(|id| !id.is_empty()));
+    insta::assert_snapshot!(
+        "magistral_medium_request",
+        serde_json::to_string_pretty(&shape(requests[0].json())).unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_model_over_an_api_not_built_yet_fails_naming_the_api() {
     let (server, output) = run(
-        "mistral",
-        "MISTRAL_API_KEY",
-        "mistral-test-key-0123",
-        &["--model", "mistral-large-latest"],
+        "amazon-bedrock",
+        "AWS_PROFILE",
+        "default",
+        &["--model", "amazon.nova-lite-v1:0"],
     )
     .await;
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
     let stderr = text(&output.stderr);
     assert!(
-        stderr.contains("No API provider registered for api: mistral-conversations"),
+        stderr.contains("No API provider registered for api: bedrock-converse-stream"),
         "{stderr}"
     );
     assert!(server.requests().is_empty(), "nothing was sent");

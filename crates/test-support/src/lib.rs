@@ -89,6 +89,7 @@ pub mod google;
 pub mod json_lines;
 pub mod landlock;
 pub mod messages;
+pub mod mistral;
 pub mod openai;
 pub mod openai_responses;
 pub mod pi073;
