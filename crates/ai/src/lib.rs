@@ -1,10 +1,11 @@
 //! LLM providers for pi.
 //!
-//! Six wire APIs implement [`pi_agent_core::StreamFn`], each in its module:
+//! Seven wire APIs implement [`pi_agent_core::StreamFn`], each in its module:
 //! [`openai_completions`] (which also covers Ollama, vLLM, llama.cpp, LM Studio, OpenRouter,
 //! Groq …), [`anthropic`] (`anthropic-messages`), [`openai_responses`], [`google`]
 //! (`google-generative-ai`, Gemini), [`google_vertex`] (Gemini on Vertex AI, by API key or
-//! Application Default Credentials) and [`mistral`] (`mistral-conversations`). [`Providers`] picks one by the model's `api`. The [`ModelRegistry`] reads pi's `~/.pi/agent/models.json` and
+//! Application Default Credentials), [`mistral`] (`mistral-conversations`) and
+//! [`azure_openai_responses`] (the Responses API on Azure OpenAI). [`Providers`] picks one by the model's `api`. The [`ModelRegistry`] reads pi's `~/.pi/agent/models.json` and
 //! resolves API keys from the usual environment variables.
 //!
 //! Secrets: every key and credential header value this crate resolves or is given is registered
@@ -20,6 +21,7 @@
 //! scripted provider server for tests is in the dev-only `pi-test-support` crate.
 
 pub mod anthropic;
+pub mod azure_openai_responses;
 mod builder;
 mod cost;
 mod driver;

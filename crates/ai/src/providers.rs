@@ -16,6 +16,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "google-generative-ai",
     "google-vertex",
     "mistral-conversations",
+    "azure-openai-responses",
 ];
 
 /// Streams responses over whichever wire API the model uses.
@@ -23,7 +24,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
 /// [`Providers`] resolves what a request needs besides the model and context — the API key (the
 /// call's own, else the registry's, else the provider's usual environment variable) and the
 /// model's header values — and hands the call to `openai_completions`, `anthropic`,
-/// `openai_responses`, `google`, `google_vertex` or `mistral`. A model of another API fails with pi's text
+/// `openai_responses`, `google`, `google_vertex`, `mistral` or `azure_openai_responses`. A model of another API fails with pi's text
 /// `No API provider registered for api: <api>`; a remote provider without a key fails with
 /// `No API key for provider: <name>` before anything is sent. Servers on the local machine
 /// (`localhost`, `127.0.0.1`, `[::1]`) need no key, and neither does `google-vertex`, which
@@ -69,6 +70,17 @@ impl Providers {
     /// The registry, if any.
     pub fn registry(&self) -> Option<&Arc<ModelRegistry>> {
         self.registry.as_ref()
+    }
+
+    /// The variables: the registry's environment, else the process's.
+    fn env(&self) -> crate::google_vertex::Env {
+        match &self.registry {
+            Some(registry) => {
+                let registry = registry.clone();
+                Arc::new(move |name: &str| registry.env(name))
+            }
+            None => Arc::new(|name: &str| std::env::var(name).ok()),
+        }
     }
 
     fn api_key(&self, model: &Model, options: &StreamOptions) -> Option<String> {
@@ -142,15 +154,11 @@ impl StreamFn for Providers {
             "anthropic-messages" => crate::anthropic::stream(&self.client, model, context, &options),
             "google-generative-ai" => crate::google::stream(&self.client, model, context, &options),
             "mistral-conversations" => crate::mistral::stream(&self.client, model, context, &options),
+            "azure-openai-responses" => {
+                crate::azure_openai_responses::stream_with_env(&self.client, model, context, &options, self.env())
+            }
             "google-vertex" => {
-                let env: crate::google_vertex::Env = match &self.registry {
-                    Some(registry) => {
-                        let registry = registry.clone();
-                        Arc::new(move |name: &str| registry.env(name))
-                    }
-                    None => Arc::new(|name: &str| std::env::var(name).ok()),
-                };
-                crate::google_vertex::stream_with_env(&self.client, model, context, &options, env)
+                crate::google_vertex::stream_with_env(&self.client, model, context, &options, self.env())
             }
             _ => crate::openai_responses::stream(&self.client, model, context, &options),
         }

@@ -1,12 +1,12 @@
 //! Catalog models end to end: pi-ai 0.73.1's models of other providers reached through `pi -p`
 //! against a mock server on 127.0.0.1 (the provider's `baseUrl` moved there in `models.json`, its
 //! key from its usual variable), with the request each sends as a snapshot — over the OpenAI
-//! chat-completions API, Google's Gemini API and Mistral's; and a model over an API this pi does
-//! not implement yet.
+//! chat-completions API, Google's Gemini API, Mistral's and the Responses API on Azure; and a
+//! model over an API this pi does not implement yet.
 
 use pi_test_support::sandbox::{Sandbox, output, text};
 use pi_test_support::{MockServer, Reply};
-use pi_test_support::{google, mistral, openai};
+use pi_test_support::{google, mistral, openai, openai_responses};
 use serde_json::{Value, json};
 
 /// The request body without what depends on the machine: each message's role only, and the tools'
@@ -155,6 +155,48 @@ async fn a_mistral_model_with_the_key_from_mistral_api_key() {
         "magistral_medium_request",
         serde_json::to_string_pretty(&shape(requests[0].json())).unwrap()
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_azure_model_with_key_base_url_and_deployment_from_the_environment() {
+    let server = MockServer::start(vec![openai_responses::text("Hi from Azure.")]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    let mut command = sandbox.command(&[
+        "-p",
+        "--provider",
+        "azure-openai-responses",
+        "--model",
+        "gpt-5-mini",
+        "--thinking",
+        "low",
+        "hi",
+    ]);
+    command
+        .env("AZURE_OPENAI_API_KEY", "azure-test-key-0123")
+        .env("AZURE_OPENAI_BASE_URL", server.url("/openai/v1"))
+        .env("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", "gpt-5-mini=team-gpt5-mini");
+    let output = output(command).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hi from Azure.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].line, "POST /openai/v1/responses?api-version=v1");
+    assert_eq!(requests[0].header("api-key"), Some("azure-test-key-0123"));
+    assert_eq!(requests[0].header("authorization"), None);
+    let mut body = requests[0].json();
+    // The system prompt, the session id and the tools depend on the machine; their presence does not.
+    body["input"] = json!(
+        body["input"]
+            .as_array()
+            .map(|items| items.iter().map(|item| item["role"].clone()).collect::<Vec<_>>())
+    );
+    body["prompt_cache_key"] = json!(body["prompt_cache_key"].is_string());
+    if let Some(tools) = body["tools"].as_array_mut() {
+        for tool in tools.iter_mut() {
+            *tool = tool["name"].clone();
+        }
+    }
+    insta::assert_snapshot!("azure_gpt_5_mini_request", serde_json::to_string_pretty(&body).unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread")]
