@@ -17,6 +17,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "google-vertex",
     "mistral-conversations",
     "azure-openai-responses",
+    "openai-codex-responses",
 ];
 
 /// Streams responses over whichever wire API the model uses.
@@ -24,7 +25,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
 /// [`Providers`] resolves what a request needs besides the model and context — the API key (the
 /// call's own, else the registry's, else the provider's usual environment variable) and the
 /// model's header values — and hands the call to `openai_completions`, `anthropic`,
-/// `openai_responses`, `google`, `google_vertex`, `mistral` or `azure_openai_responses`. A model of another API fails with pi's text
+/// `openai_responses`, `google`, `google_vertex`, `mistral`, `azure_openai_responses` or `openai_codex_responses`. A model of another API fails with pi's text
 /// `No API provider registered for api: <api>`; a remote provider without a key fails with
 /// `No API key for provider: <name>` before anything is sent. Servers on the local machine
 /// (`localhost`, `127.0.0.1`, `[::1]`) need no key, and neither does `google-vertex`, which
@@ -154,6 +155,7 @@ impl StreamFn for Providers {
             "anthropic-messages" => crate::anthropic::stream(&self.client, model, context, &options),
             "google-generative-ai" => crate::google::stream(&self.client, model, context, &options),
             "mistral-conversations" => crate::mistral::stream(&self.client, model, context, &options),
+            "openai-codex-responses" => crate::openai_codex_responses::stream(&self.client, model, context, &options),
             "azure-openai-responses" => {
                 crate::azure_openai_responses::stream_with_env(&self.client, model, context, &options, self.env())
             }

@@ -1,8 +1,8 @@
 //! Catalog models end to end: pi-ai 0.73.1's models of other providers reached through `pi -p`
 //! against a mock server on 127.0.0.1 (the provider's `baseUrl` moved there in `models.json`, its
 //! key from its usual variable), with the request each sends as a snapshot — over the OpenAI
-//! chat-completions API, Google's Gemini API, Mistral's and the Responses API on Azure; and a
-//! model over an API this pi does not implement yet.
+//! chat-completions API, Google's Gemini API, Mistral's, the Responses API on Azure and ChatGPT's
+//! Codex; and a model over an API this pi does not implement yet.
 
 use pi_test_support::sandbox::{Sandbox, output, text};
 use pi_test_support::{MockServer, Reply};
@@ -197,6 +197,60 @@ async fn an_azure_model_with_key_base_url_and_deployment_from_the_environment() 
         }
     }
     insta::assert_snapshot!("azure_gpt_5_mini_request", serde_json::to_string_pretty(&body).unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chatgpt_codex_model_with_the_logins_access_token() {
+    // An access token as the ChatGPT login stores it: a JWT naming the account.
+    let claims = json!({"https://api.openai.com/auth": {"chatgpt_account_id": "acct-cli-0123"}});
+    let encode = |text: &str| base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, text);
+    let token = format!("{}.{}.c2ln", encode(r#"{"alg":"RS256"}"#), encode(&claims.to_string()));
+    let server = MockServer::start(vec![openai_responses::text("Hi from Codex.")]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.write_models_json(
+        &json!({"providers": {"openai-codex": {"baseUrl": server.url("/backend-api")}}}).to_string(),
+    );
+    let command = sandbox.command(&[
+        "-p",
+        "--provider",
+        "openai-codex",
+        "--model",
+        "gpt-5.1-codex-mini",
+        "--api-key",
+        &token,
+        "hi",
+    ]);
+    let output = output(command).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hi from Codex.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].line, "POST /backend-api/codex/responses");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {token}").as_str())
+    );
+    assert_eq!(requests[0].header("chatgpt-account-id"), Some("acct-cli-0123"));
+    assert_eq!(requests[0].header("originator"), Some("pi"));
+    assert!(requests[0].header("session_id").is_some_and(|id| !id.is_empty()));
+    let mut body = requests[0].json();
+    // The instructions (the system prompt), the session id and the tools depend on the machine.
+    body["instructions"] = json!(body["instructions"].is_string());
+    body["prompt_cache_key"] = json!(body["prompt_cache_key"].is_string());
+    body["input"] = json!(
+        body["input"]
+            .as_array()
+            .map(|items| items.iter().map(|item| item["role"].clone()).collect::<Vec<_>>())
+    );
+    if let Some(tools) = body["tools"].as_array_mut() {
+        for tool in tools.iter_mut() {
+            *tool = tool["name"].clone();
+        }
+    }
+    insta::assert_snapshot!(
+        "codex_gpt_5_1_codex_mini_request",
+        serde_json::to_string_pretty(&body).unwrap()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
