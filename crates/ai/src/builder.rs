@@ -268,6 +268,15 @@ impl MessageBuilder {
         }
     }
 
+    /// Sets the Google thought signature of a tool call (kept for replay to the same model).
+    pub fn set_tool_call_thought_signature(&mut self, key: &str, signature: impl Into<String>) {
+        if let Some(&index) = self.blocks.get(key)
+            && let Some(ContentBlock::ToolCall(call)) = self.message().content.get_mut(index)
+        {
+            call.thought_signature = Some(signature.into());
+        }
+    }
+
     /// Closes the tool call `key`, parsing its complete arguments. Arguments that are not valid
     /// JSON (a model's `{not json`, trailing text, a cut-off object) do not fail the message: as
     /// pi does, they are repaired as far as they can be (the best-effort parse of the text, which

@@ -254,10 +254,20 @@ fn url_host(url: &str) -> String {
 
 /// A response that failed before or while streaming.
 pub(crate) fn failed(model: &Model, message: String) -> AssistantMessageStream {
-    tracing::warn!(provider = %model.provider, model = %model.id, error = %message, "request not sent");
+    failed_or_aborted(model, message, false)
+}
+
+/// A response that failed (or, with `aborted`, was aborted) before its request was sent.
+pub(crate) fn failed_or_aborted(model: &Model, message: String, aborted: bool) -> AssistantMessageStream {
+    let message = redact(&message, None);
+    if aborted {
+        tracing::debug!(provider = %model.provider, model = %model.id, "request aborted before it was sent");
+    } else {
+        tracing::warn!(provider = %model.provider, model = %model.id, error = %message, "request not sent");
+    }
     let builder = MessageBuilder::new(model);
     let start = builder.start();
-    let error = builder.error(message, false);
+    let error = builder.error(message, aborted);
     Box::pin(futures::stream::iter([start, error]))
 }
 

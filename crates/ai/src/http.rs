@@ -317,6 +317,43 @@ impl HttpClient {
         }
     }
 
+    /// POSTs an `application/x-www-form-urlencoded` `form` once (an OAuth token request) and
+    /// returns the status and the body, whatever the status; `secret` is redacted from error
+    /// texts. The per-attempt timeout bounds the whole exchange.
+    pub(crate) async fn post_form(
+        &self,
+        url: &str,
+        form: &[(&str, &str)],
+        secret: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<(u16, String), HttpError> {
+        let exchange = async {
+            let response = self
+                .client
+                .post(url)
+                .header(reqwest::header::ACCEPT, "application/json")
+                .form(form)
+                .send()
+                .await
+                .map_err(|error| connection_error(&error, secret))?;
+            let status = response.status().as_u16();
+            let body = response
+                .text()
+                .await
+                .map_err(|error| connection_error(&error, secret))?;
+            Ok((status, body))
+        };
+        tokio::select! {
+            _ = cancel.cancelled() => Err(HttpError::AbortedBeforeResponse),
+            done = tokio::time::timeout(self.options.idle_timeout, exchange) => done.unwrap_or_else(|_| {
+                Err(HttpError::Transport(format!(
+                    "Request timed out: no response within {} (retry.provider.timeoutMs)",
+                    seconds(self.options.idle_timeout)
+                )))
+            }),
+        }
+    }
+
     /// The wait before the retry after `attempt`: what the server asked for, else the
     /// exponential backoff, capped by `max_retry_delay`; `failure` back when the server asks for
     /// more than that.

@@ -1,9 +1,12 @@
 //! LLM providers for pi.
 //!
-//! Three wire APIs implement [`pi_agent_core::StreamFn`], each in its module:
+//! Eight wire APIs implement [`pi_agent_core::StreamFn`], each in its module:
 //! [`openai_completions`] (which also covers Ollama, vLLM, llama.cpp, LM Studio, OpenRouter,
-//! Groq …), [`anthropic`] (`anthropic-messages`) and [`openai_responses`]. [`Providers`] picks
-//! one by the model's `api`. The [`ModelRegistry`] reads pi's `~/.pi/agent/models.json` and
+//! Groq …), [`anthropic`] (`anthropic-messages`), [`openai_responses`], [`google`]
+//! (`google-generative-ai`, Gemini), [`google_vertex`] (Gemini on Vertex AI, by API key or
+//! Application Default Credentials), [`mistral`] (`mistral-conversations`),
+//! [`azure_openai_responses`] (the Responses API on Azure OpenAI) and [`openai_codex_responses`]
+//! (ChatGPT-plan Codex). [`Providers`] picks one by the model's `api`. The [`ModelRegistry`] reads pi's `~/.pi/agent/models.json` and
 //! resolves API keys from the usual environment variables.
 //!
 //! Secrets: every key and credential header value this crate resolves or is given is registered
@@ -19,10 +22,15 @@
 //! scripted provider server for tests is in the dev-only `pi-test-support` crate.
 
 pub mod anthropic;
+pub mod azure_openai_responses;
 mod builder;
 mod cost;
 mod driver;
+pub mod google;
+pub mod google_vertex;
 mod http;
+pub mod mistral;
+pub mod openai_codex_responses;
 pub mod openai_completions;
 pub mod openai_responses;
 mod overflow;

@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn each_api_of_ours_reports_overflow_as_pi_recognises_it() {
-        // The texts our three wire APIs produce for the providers' overflow answers
+        // The texts our wire APIs produce for the providers' overflow answers
         // (`HttpError::Status`: "<status> status code: <body>").
         let anthropic = r#"400 status code: {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}"#;
         let anthropic_bytes = r#"413 status code: {"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}"#;
@@ -137,7 +137,8 @@ mod tests {
             "This endpoint's maximum context length is 8192 tokens. However, you requested about 9000 tokens";
         let llama = "the request exceeds the available context size, try increasing it";
         let empty_413 = "413 status code: ";
-        for text in [anthropic, anthropic_bytes, openai, openrouter, llama, empty_413] {
+        let gemini = r#"400 status code: {"error":{"code":400,"message":"The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).","status":"INVALID_ARGUMENT"}}"#;
+        for text in [anthropic, anthropic_bytes, openai, openrouter, llama, empty_413, gemini] {
             assert!(is_context_overflow(&error(text), 0), "{text}");
         }
     }

@@ -9,17 +9,28 @@ use crate::http::HttpClient;
 use crate::registry::{ModelRegistry, env_var_for_provider, env_vars_for_provider, is_local_url};
 
 /// The wire APIs this crate implements.
-pub const SUPPORTED_APIS: &[&str] = &["openai-completions", "anthropic-messages", "openai-responses"];
+pub const SUPPORTED_APIS: &[&str] = &[
+    "openai-completions",
+    "anthropic-messages",
+    "openai-responses",
+    "google-generative-ai",
+    "google-vertex",
+    "mistral-conversations",
+    "azure-openai-responses",
+    "openai-codex-responses",
+];
 
 /// Streams responses over whichever wire API the model uses.
 ///
 /// [`Providers`] resolves what a request needs besides the model and context — the API key (the
 /// call's own, else the registry's, else the provider's usual environment variable) and the
-/// model's header values — and hands the call to `openai_completions`, `anthropic` or
-/// `openai_responses`. A model of another API fails with pi's text
+/// model's header values — and hands the call to `openai_completions`, `anthropic`,
+/// `openai_responses`, `google`, `google_vertex`, `mistral`, `azure_openai_responses` or `openai_codex_responses`. A model of another API fails with pi's text
 /// `No API provider registered for api: <api>`; a remote provider without a key fails with
 /// `No API key for provider: <name>` before anything is sent. Servers on the local machine
-/// (`localhost`, `127.0.0.1`, `[::1]`) need no key.
+/// (`localhost`, `127.0.0.1`, `[::1]`) need no key, and neither does `google-vertex`, which
+/// authenticates with Application Default Credentials without one (read through the registry's
+/// environment).
 ///
 /// ```no_run
 /// use std::sync::Arc;
@@ -62,6 +73,17 @@ impl Providers {
         self.registry.as_ref()
     }
 
+    /// The variables: the registry's environment, else the process's.
+    fn env(&self) -> crate::google_vertex::Env {
+        match &self.registry {
+            Some(registry) => {
+                let registry = registry.clone();
+                Arc::new(move |name: &str| registry.env(name))
+            }
+            None => Arc::new(|name: &str| std::env::var(name).ok()),
+        }
+    }
+
     fn api_key(&self, model: &Model, options: &StreamOptions) -> Option<String> {
         if let Some(key) = options.api_key.as_ref().filter(|key| !key.is_empty()) {
             return Some(key.clone());
@@ -82,7 +104,7 @@ impl StreamFn for Providers {
             return driver::failed(model, format!("No API provider registered for api: {api}"));
         }
         let api_key = self.api_key(model, options);
-        if api_key.is_none() && !is_local_url(&model.base_url) {
+        if api_key.is_none() && !is_local_url(&model.base_url) && api != crate::google_vertex::API {
             let hint = match env_var_for_provider(&model.provider) {
                 Some(var) => format!("set {var} or \"apiKey\" for the provider in models.json"),
                 None => "set \"apiKey\" for the provider in models.json".to_owned(),
@@ -131,6 +153,15 @@ impl StreamFn for Providers {
         match api {
             "openai-completions" => crate::openai_completions::stream(&self.client, model, context, &options),
             "anthropic-messages" => crate::anthropic::stream(&self.client, model, context, &options),
+            "google-generative-ai" => crate::google::stream(&self.client, model, context, &options),
+            "mistral-conversations" => crate::mistral::stream(&self.client, model, context, &options),
+            "openai-codex-responses" => crate::openai_codex_responses::stream(&self.client, model, context, &options),
+            "azure-openai-responses" => {
+                crate::azure_openai_responses::stream_with_env(&self.client, model, context, &options, self.env())
+            }
+            "google-vertex" => {
+                crate::google_vertex::stream_with_env(&self.client, model, context, &options, self.env())
+            }
             _ => crate::openai_responses::stream(&self.client, model, context, &options),
         }
     }

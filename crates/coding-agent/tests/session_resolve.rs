@@ -626,7 +626,8 @@ fn forcing_needs_a_model_with_named_tool_choice() {
     let dir = tempfile::tempdir().unwrap();
     let faux = FauxModel::new();
     let mut model = faux.model();
-    model.api = "google-generative-ai".into();
+    // An API of a custom provider, which pi knows nothing of.
+    model.api = "my-own-api".into();
     let options = SessionOptions::new(dir.path(), model).tools(["read"]);
     let session = AgentSession::new(options).unwrap();
     assert_eq!(
@@ -637,6 +638,25 @@ fn forcing_needs_a_model_with_named_tool_choice() {
         SessionError::ForcingUnsupported.to_string(),
         "Current model does not support forcing a specific tool."
     );
+}
+
+#[test]
+fn gemini_vertex_and_mistral_models_can_be_forced_to_a_tool() {
+    // Gemini and Vertex limit the call to the tool (`allowedFunctionNames`); Mistral names it.
+    for api in ["google-generative-ai", "google-vertex", "mistral-conversations"] {
+        let dir = tempfile::tempdir().unwrap();
+        let faux = FauxModel::new();
+        let mut model = faux.model();
+        model.api = api.into();
+        let options = SessionOptions::new(dir.path(), model).tools(["read"]);
+        let session = AgentSession::new(options).unwrap();
+        assert_eq!(session.set_forced_tool_choice("read"), Ok(()), "{api}");
+        assert_eq!(
+            session.next_tool_choice(),
+            Some(ToolChoice::Tool("read".into())),
+            "{api}"
+        );
+    }
 }
 
 // ---- the active tool set (omp `tools/index.test.ts`, `sdk-tool-activation.test.ts`) ----

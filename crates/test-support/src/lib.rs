@@ -16,7 +16,8 @@
 //!   * [`openai`]: an OpenAI-compatible `/chat/completions` server, with the mock model and the
 //!     `models.json` that make it pi's default model — what most tests of the whole program use;
 //!   * [`anthropic`]: the Anthropic Messages API (`message_start`, content blocks, …);
-//!   * [`openai_responses`]: the OpenAI Responses API (`response.created`, output items, …).
+//!   * [`openai_responses`]: the OpenAI Responses API (`response.created`, output items, …);
+//!   * [`google`]: the Gemini API, also served by Vertex AI (`GenerateContentResponse` chunks).
 //! * Running pi 0.73.1 itself (its RpcClient, CLI or example extensions): [`pi073::package`]
 //!   finds its npm package and [`pi073::or_skip`] skips the test without it, unless
 //!   `PI_REQUIRE_PI073` is set.
@@ -84,9 +85,11 @@ pub mod conformance;
 pub mod extensions;
 pub mod faults;
 pub mod fuzz;
+pub mod google;
 pub mod json_lines;
 pub mod landlock;
 pub mod messages;
+pub mod mistral;
 pub mod openai;
 pub mod openai_responses;
 pub mod pi073;

@@ -38,7 +38,7 @@
 //! ```
 
 mod events;
-mod request;
+pub(crate) mod request;
 
 use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamOptions};
 

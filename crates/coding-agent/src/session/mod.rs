@@ -91,12 +91,15 @@ pub enum SessionError {
     ForcingUnsupported,
 }
 
-/// Whether a wire API can force one named tool (Anthropic `{type:"tool",name}`, OpenAI
-/// `{type:"function",name}`, the faux model).
+/// Whether a wire API can force one named tool (Anthropic `{type:"tool",name}`, OpenAI and
+/// Mistral `{type:"function",name}`, Gemini and Vertex `allowedFunctionNames`, the faux model).
 pub fn supports_named_tool_choice(api: &str) -> bool {
     matches!(
         api,
         "anthropic-messages"
+            | "google-generative-ai"
+            | "google-vertex"
+            | "mistral-conversations"
             | "bedrock-converse-stream"
             | "openai-completions"
             | "openai-responses"
