@@ -239,6 +239,28 @@ impl UserContent {
             UserContent::Blocks(blocks) => blocks.iter().filter_map(ContentBlock::as_text).collect(),
         }
     }
+
+    /// The image blocks of the content, in order.
+    ///
+    /// ```
+    /// use pi_agent_core::{ContentBlock, ImageContent, UserContent};
+    /// let image = ImageContent { data: "aGk=".into(), mime_type: "image/png".into() };
+    /// let content = UserContent::Blocks(vec![ContentBlock::text("look"), ContentBlock::Image(image.clone())]);
+    /// assert_eq!(content.images(), [image]);
+    /// assert!(UserContent::Text("no images".into()).images().is_empty());
+    /// ```
+    pub fn images(&self) -> Vec<ImageContent> {
+        match self {
+            UserContent::Text(_) => Vec::new(),
+            UserContent::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|block| match block {
+                    ContentBlock::Image(image) => Some(image.clone()),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A message from the user (`role: "user"`).

@@ -158,17 +158,10 @@ impl App {
         let AgentMessage::User(user) = &message else {
             return Some(message);
         };
-        let images: Vec<ImageContent> = match &user.content {
-            UserContent::Text(_) => Vec::new(),
-            UserContent::Blocks(blocks) => blocks
-                .iter()
-                .filter_map(|block| match block {
-                    ContentBlock::Image(image) => Some(image.clone()),
-                    _ => None,
-                })
-                .collect(),
-        };
-        match self.emit_input(&user.content.text(), &images, source).await {
+        match self
+            .emit_input(&user.content.text(), &user.content.images(), source)
+            .await
+        {
             InputOutcome::Continue => Some(message),
             InputOutcome::Handled => None,
             InputOutcome::Transform { text, images } => {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use pi_agent_core::{AgentMessage, ContentBlock, ImageContent, PromptInput, UserContent};
+use pi_agent_core::{AgentMessage, ImageContent, PromptInput};
 use tokio_util::sync::CancellationToken;
 
 use super::AgentSession;
@@ -19,7 +19,7 @@ impl AgentSession {
         }
         let PromptInput::Messages(messages) = input;
         let (text, images) = match messages.iter().find_map(AgentMessage::as_user) {
-            Some(user) => (user.content.text(), prompt_images(&user.content)),
+            Some(user) => (user.content.text(), user.content.images()),
             None => (String::new(), Vec::new()),
         };
         let base = self.inner.agent.state().system_prompt;
@@ -73,20 +73,6 @@ impl AgentSession {
         };
         let images = (!images.is_empty()).then_some(images);
         extensions.input(text, images, source, &CancellationToken::new()).await
-    }
-}
-
-/// The images of a prompt's user message.
-fn prompt_images(content: &UserContent) -> Vec<ImageContent> {
-    match content {
-        UserContent::Text(_) => Vec::new(),
-        UserContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Image(image) => Some(image.clone()),
-                _ => None,
-            })
-            .collect(),
     }
 }
 
