@@ -6,32 +6,23 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::client;
+
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use pi_agent_core::{
     AgentMessage, AssistantMessageEvent, ContentBlock, LlmContext, Model, StopReason, StreamOptions, ThinkingLevel,
     ToolCall, ToolChoice,
 };
-use pi_ai::{HttpClient, HttpOptions, ModelRegistry};
+use pi_ai::ModelRegistry;
 use pi_test_support::messages::{self, user};
 use pi_test_support::openai_responses as responses;
 use pi_test_support::stream::{error_message, final_message, kinds};
 use pi_test_support::tools::{self, weather};
 use pi_test_support::{MockServer, Reply, pretty};
 use serde_json::{Value, json};
-
-fn client() -> HttpClient {
-    HttpClient::new(HttpOptions {
-        max_retries: 2,
-        base_delay: Duration::from_millis(10),
-        max_retry_delay: Duration::from_millis(50),
-        connect_timeout: Duration::from_secs(1),
-        idle_timeout: Duration::from_secs(2),
-        total_timeout: Duration::from_secs(30),
-    })
-}
 
 fn recorded() -> Value {
     serde_json::from_str(include_str!("data/codex-bodies-pi-0.73.1.json")).expect("recorded requests")

@@ -7,13 +7,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::client;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use pi_agent_core::{AssistantMessageEvent, LlmContext, Model, StopReason, StreamOptions};
+use pi_ai::ModelRegistry;
 use pi_ai::google_vertex::{self, Env};
-use pi_ai::{HttpClient, HttpOptions, ModelRegistry};
 use pi_test_support::google;
 use pi_test_support::messages::user;
 use pi_test_support::stream::{error_message, final_message};
@@ -23,17 +26,6 @@ use tokio_util::sync::CancellationToken;
 
 const PRIVATE_KEY: &str = include_str!("data/test-service-account-key.pem");
 const PUBLIC_KEY: &str = include_str!("data/test-service-account-key.pub.pem");
-
-fn client() -> HttpClient {
-    HttpClient::new(HttpOptions {
-        max_retries: 2,
-        base_delay: Duration::from_millis(10),
-        max_retry_delay: Duration::from_millis(50),
-        connect_timeout: Duration::from_secs(1),
-        idle_timeout: Duration::from_secs(2),
-        total_timeout: Duration::from_secs(30),
-    })
-}
 
 fn env(vars: Vec<(&'static str, String)>) -> Env {
     Arc::new(move |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone()))

@@ -7,6 +7,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::client;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,7 +18,7 @@ use pi_agent_core::{
     AgentMessage, AgentTool, AssistantMessageEvent, ContentBlock, LlmContext, Model, StopReason, StreamOptions,
     ThinkingContent, ThinkingLevel, ToolCall, ToolChoice, UserContent, UserMessage,
 };
-use pi_ai::{HttpClient, HttpOptions, ModelRegistry};
+use pi_ai::ModelRegistry;
 use pi_test_support::messages::{self, user};
 use pi_test_support::mistral::{self, DONE, chunk, finish};
 use pi_test_support::stream::{API_KEY, assert_no_key, error_message, final_message, kinds, options};
@@ -23,17 +26,6 @@ use pi_test_support::tools::{self, weather};
 use pi_test_support::{MockServer, Reply, pretty};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-fn client() -> HttpClient {
-    HttpClient::new(HttpOptions {
-        max_retries: 2,
-        base_delay: Duration::from_millis(10),
-        max_retry_delay: Duration::from_millis(50),
-        connect_timeout: Duration::from_secs(1),
-        idle_timeout: Duration::from_secs(2),
-        total_timeout: Duration::from_secs(30),
-    })
-}
 
 async fn run(
     model: &Model,

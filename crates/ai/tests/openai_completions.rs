@@ -7,6 +7,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::client;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -17,7 +20,7 @@ use pi_agent_core::{
     LlmContext, Model, ModelCost, StopReason, StreamFn, StreamOptions, ThinkingContent, ThinkingLevel, ToolCall,
     ToolChoice, UserContent, UserMessage, run_agent_loop,
 };
-use pi_ai::{HttpClient, HttpOptions, ModelRegistry, Providers};
+use pi_ai::{ModelRegistry, Providers};
 use pi_test_support::messages::{self, user};
 use pi_test_support::openai::{DONE, RESPONSE_ID, data, delta, finish, usage_cached};
 use pi_test_support::stream::{API_KEY, error_message, final_message, kinds, options};
@@ -25,17 +28,6 @@ use pi_test_support::tools::{self, weather as weather_tool};
 use pi_test_support::{MockServer, Reply, pretty};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-fn client() -> HttpClient {
-    HttpClient::new(HttpOptions {
-        max_retries: 2,
-        base_delay: Duration::from_millis(10),
-        max_retry_delay: Duration::from_millis(50),
-        connect_timeout: Duration::from_secs(1),
-        idle_timeout: Duration::from_secs(2),
-        total_timeout: Duration::from_secs(30),
-    })
-}
 
 fn model(server: &MockServer) -> Model {
     Model {

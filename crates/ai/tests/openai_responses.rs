@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::client;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -15,7 +18,6 @@ use pi_agent_core::{
     ContentBlock, FnTool, LlmContext, Model, StopReason, StreamFn, StreamOptions, TextContent, ThinkingContent,
     ThinkingLevel, ToolCall, ToolChoice, ToolResult, UserContent, UserMessage, run_agent_loop,
 };
-use pi_ai::{HttpClient, HttpOptions};
 use pi_test_support::messages::user;
 use pi_test_support::openai_responses::{
     args_delta, args_done, call_added, call_done, completed, created, event, message, message_added, message_done,
@@ -27,17 +29,6 @@ use pi_test_support::tools::{self, weather as weather_tool};
 use pi_test_support::{MockServer, Reply, messages, pretty};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-fn client() -> HttpClient {
-    HttpClient::new(HttpOptions {
-        max_retries: 2,
-        base_delay: Duration::from_millis(10),
-        max_retry_delay: Duration::from_millis(50),
-        connect_timeout: Duration::from_secs(1),
-        idle_timeout: Duration::from_secs(2),
-        total_timeout: Duration::from_secs(30),
-    })
-}
 
 fn model(server: &MockServer) -> Model {
     pi_test_support::openai_responses::model(server.url("/v1"))
