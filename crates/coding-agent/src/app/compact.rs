@@ -358,24 +358,16 @@ impl App {
     /// The session's model and model boundary, for the summary request.
     pub(super) async fn summarizer(&self) -> Result<Summarizer, CompactionError> {
         let agent = self.inner.session.agent();
-        let mut config = None;
-        agent.update_config(|c| config = Some(c.clone()));
-        let config = config.ok_or_else(|| CompactionError::Failed("No model selected".to_owned()))?;
         let model = agent.model();
-        let stream_fn = config
-            .stream_fn
-            .clone()
-            .or_else(pi_agent_core::default_stream_fn)
+        let call = self
+            .model_call(&model)
+            .await
             .ok_or_else(|| CompactionError::Failed("No model selected".to_owned()))?;
-        let mut api_key = None;
-        if let Some(get_api_key) = &config.get_api_key {
-            api_key = get_api_key(&model.provider).await.filter(|key| !key.is_empty());
-        }
         Ok(Summarizer {
             model,
-            stream_fn,
-            api_key: api_key.or(config.api_key),
-            headers: config.headers,
+            stream_fn: call.stream_fn,
+            api_key: call.api_key,
+            headers: call.headers,
             thinking_level: agent.thinking_level(),
         })
     }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use pi_agent_core::{AgentMessage, AgentTool, AssistantMessage, FnTool, LlmContext, StreamOptions, ToolError};
+use pi_agent_core::{AgentMessage, AgentTool, AssistantMessage, FnTool, LlmContext, StreamFn, StreamOptions, ToolError};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -55,7 +55,37 @@ struct CompleteOptions {
     max_tokens: Option<u64>,
 }
 
+/// How to call a model outside a run ([`App::model_call`]).
+pub(super) struct ModelCall {
+    pub(super) stream_fn: Arc<dyn StreamFn>,
+    pub(super) api_key: Option<String>,
+    pub(super) headers: std::collections::BTreeMap<String, String>,
+}
+
 impl App {
+    /// How to call `model` outside a run (a summary, an extension's `complete()`): the session's
+    /// model boundary and headers, and the key for the model's provider (`getApiKey`, else
+    /// `--api-key` when it is the session's provider). `None` without a model boundary.
+    pub(super) async fn model_call(&self, model: &pi_agent_core::Model) -> Option<ModelCall> {
+        let agent = self.inner.session.agent();
+        let mut config = None;
+        agent.update_config(|c| config = Some(c.clone()));
+        let config = config?;
+        let stream_fn = config.stream_fn.clone().or_else(pi_agent_core::default_stream_fn)?;
+        let mut api_key = None;
+        if let Some(get_api_key) = &config.get_api_key {
+            api_key = get_api_key(&model.provider).await.filter(|key| !key.is_empty());
+        }
+        if api_key.is_none() && model.provider == agent.model().provider {
+            api_key = config.api_key;
+        }
+        Some(ModelCall {
+            stream_fn,
+            api_key,
+            headers: config.headers,
+        })
+    }
+
     /// One model call for an extension: the model named by the request (from the registry, or
     /// the session's), the request's context and options, the session's stream function and the
     /// user's key for that provider. Ends as pi-ai's `complete()` resolves: with the final
@@ -76,22 +106,7 @@ impl App {
                 .cloned()
                 .ok_or(AppError::ModelNotFound { provider, id })?
         };
-        let mut config = None;
-        agent.update_config(|c| config = Some(c.clone()));
-        let config = config.ok_or(AppError::NoModel)?;
-        let stream_fn = config
-            .stream_fn
-            .clone()
-            .or_else(pi_agent_core::default_stream_fn)
-            .ok_or(AppError::NoModel)?;
-        let mut api_key = None;
-        if let Some(get_api_key) = &config.get_api_key {
-            api_key = get_api_key(&model.provider).await.filter(|key| !key.is_empty());
-        }
-        // `--api-key` is the key of the session's provider only.
-        if api_key.is_none() && model.provider == current.provider {
-            api_key = config.api_key.clone();
-        }
+        let call = self.model_call(&model).await.ok_or(AppError::NoModel)?;
         let tools: Vec<Arc<dyn AgentTool>> = request
             .context
             .tools
@@ -115,7 +130,7 @@ impl App {
             tools: &tools,
         };
         let options = StreamOptions {
-            api_key,
+            api_key: call.api_key,
             reasoning: request
                 .options
                 .reasoning
@@ -123,11 +138,11 @@ impl App {
                 .and_then(parse_thinking_level)
                 .filter(|_| model.reasoning),
             max_tokens: request.options.max_tokens,
-            headers: config.headers,
+            headers: call.headers,
             cancel: cancel.clone(),
             ..StreamOptions::default()
         };
         tracing::debug!(provider = %model.provider, model = %model.id, "extension model call");
-        Ok(final_message(stream_fn.stream(&model, &context, &options)).await)
+        Ok(final_message(call.stream_fn.stream(&model, &context, &options)).await)
     }
 }
