@@ -61,6 +61,7 @@ pub mod extensions;
 mod messages;
 mod model_choice;
 mod model_scope;
+mod numbers;
 mod output_limit;
 pub mod packages;
 mod paths;
@@ -81,6 +82,7 @@ pub use model_choice::{
     DEFAULT_MODELS, DEFAULT_THINKING_LEVEL, ModelChoice, ModelError, ModelRequest, choose_model, split_thinking,
 };
 pub use model_scope::{ScopedModel, initial_scoped_model, resolve_model_scope};
+pub use numbers::grouped;
 pub use prompt_recipe::PromptRecipe;
 pub use session::{
     AgentSession, DEFAULT_ACTIVE_TOOLS, RegisteredTool, SessionError, SessionEvent, SessionOptions, SessionSettings,

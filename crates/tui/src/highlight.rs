@@ -461,11 +461,4 @@ mod tests {
         assert!(shown.contains("[fg=syntaxComment]two */[/]"), "{shown}");
         assert!(shown.contains("[fg=syntaxString]b\"[/]"), "{shown}");
     }
-
-    #[test]
-    fn preloading_twice_is_harmless() {
-        preload();
-        preload();
-        assert!(is_supported("rust"));
-    }
 }

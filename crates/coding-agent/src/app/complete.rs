@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use pi_agent_core::{AgentMessage, AgentTool, AssistantMessage, FnTool, LlmContext, StreamFn, StreamOptions, ToolError};
+use pi_agent_core::{
+    AgentMessage, AgentTool, AssistantMessage, FnTool, LlmContext, StreamFn, StreamOptions, ToolError,
+};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;

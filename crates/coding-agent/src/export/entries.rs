@@ -45,19 +45,6 @@ fn time_of(timestamp: &str) -> Option<&str> {
     timestamp.get(11..19).filter(|t| t.as_bytes().get(2) == Some(&b':'))
 }
 
-/// `1234567` as `1,234,567`.
-pub(crate) fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// A skill invocation pi puts in a user message: `<skill name location>` … `</skill>`, then the
 /// user's own words.
 struct SkillBlock<'a> {
@@ -214,7 +201,7 @@ pub(crate) fn render_entry(entry: &SessionEntry, lookup: &Lookup<'_>) -> String 
             escape(model_id)
         ),
         EntryKind::Compaction(compaction) => {
-            let tokens = grouped(compaction.tokens_before);
+            let tokens = crate::grouped(compaction.tokens_before);
             format!(
                 "<div class=\"compaction expandable\" id=\"{id}\"><div class=\"compaction-label\">[compaction]</div><div class=\"compaction-collapsed\">Compacted from {tokens} tokens</div><div class=\"compaction-content\"><strong>Compacted from {tokens} tokens</strong>\n\n{}</div></div>",
                 escape(&compaction.summary)
@@ -368,14 +355,6 @@ pub(crate) fn shown_in_tree(entry: &SessionEntry) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_are_grouped_by_thousands() {
-        assert_eq!(grouped(0), "0");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(1000), "1,000");
-        assert_eq!(grouped(1234567), "1,234,567");
-    }
 
     #[test]
     fn skill_blocks_are_recognised() {

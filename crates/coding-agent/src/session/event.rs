@@ -85,19 +85,6 @@ pub enum SessionEvent {
     },
 }
 
-/// `n` with thousands separators, as JavaScript's `toLocaleString()` writes it in English.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 impl SessionEvent {
     /// A one-line notice a UI can show for the session's own events.
     pub fn notice(&self) -> Option<String> {
@@ -123,7 +110,10 @@ impl SessionEvent {
             } => match (aborted, result, error_message) {
                 (true, _, _) if *reason == CompactionReason::Manual => Some("Compaction cancelled".to_owned()),
                 (true, _, _) => Some("Auto-compaction cancelled".to_owned()),
-                (false, Some(result), _) => Some(format!("Compacted from {} tokens", grouped(result.tokens_before))),
+                (false, Some(result), _) => Some(format!(
+                    "Compacted from {} tokens",
+                    crate::grouped(result.tokens_before)
+                )),
                 (false, None, message) => message.clone(),
             },
             SessionEvent::PendingActionPushed { label, .. } => Some(format!("Pending: {label}")),

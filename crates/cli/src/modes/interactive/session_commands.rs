@@ -3,26 +3,13 @@
 
 use std::path::Path;
 
-use pi_coding_agent::App;
 use pi_coding_agent::export::export_branch_jsonl;
+use pi_coding_agent::{App, grouped};
 
 use super::clipboard;
 use super::commands::path_argument;
 use super::screen::Screen;
 use super::transcript::NoticeKind;
-
-/// `1234567` as `1,234,567` (pi's `toLocaleString()` in English).
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// `/session`: pi's "Session Info" — name, file, id, message counts, tokens and cost.
 pub(super) fn session_info(app: &App) -> String {
@@ -168,15 +155,5 @@ pub(super) async fn copy(screen: &mut Screen, app: &App, env: &clipboard::Enviro
             screen.notice("Copied last agent message to clipboard", NoticeKind::Info);
         }
         Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn counts_are_grouped_by_thousands() {
-        assert_eq!(super::grouped(0), "0");
-        assert_eq!(super::grouped(12_345), "12,345");
-        assert_eq!(super::grouped(1_000_000), "1,000,000");
     }
 }
