@@ -398,7 +398,11 @@ async fn a_prompt_sent_during_the_previous_prompts_compaction_waits_for_it() {
         let app = app.clone();
         async move { app.prompt("two").await }
     });
-    entered.notified().await;
+    // Limits: a compaction that never starts fails the test instead of holding CI.
+    let limit = std::time::Duration::from_secs(20);
+    tokio::time::timeout(limit, entered.notified())
+        .await
+        .expect("the threshold compaction starts");
     let calls = faux.call_count();
     let second = tokio::spawn({
         let app = app.clone();
@@ -407,8 +411,12 @@ async fn a_prompt_sent_during_the_previous_prompts_compaction_waits_for_it() {
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(faux.call_count(), calls, "the next prompt ran during the compaction");
     release.notify_one();
-    first.await.unwrap().unwrap();
-    second.await.unwrap().unwrap();
+    let first = tokio::time::timeout(limit, first).await.expect("the first prompt ends");
+    first.unwrap().unwrap();
+    let second = tokio::time::timeout(limit, second)
+        .await
+        .expect("the second prompt ends");
+    second.unwrap().unwrap();
     let events = events.lock().unwrap().clone();
     assert_eq!(
         events[..2],

@@ -191,11 +191,6 @@ impl Screen {
         self.clipboard = clipboard;
     }
 
-    /// Where Ctrl+V reads an image from.
-    pub fn clipboard(&self) -> &Clipboard {
-        &self.clipboard
-    }
-
     /// How tool results' images are shown (the terminal's protocol, `terminal.showImages`,
     /// `terminal.imageWidthCells`).
     pub fn set_images(&mut self, images: InlineImages) {
