@@ -101,6 +101,21 @@ pub fn prepare_messages(messages: &[AgentMessage]) -> Vec<Cow<'_, AgentMessage>>
     out
 }
 
+/// A tool-call id as Anthropic and Google accept it: letters, digits, `_` and `-` only (others
+/// become `_`), at most 64 characters (pi's normalization of ids from other providers).
+pub(crate) fn sanitized_call_id(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

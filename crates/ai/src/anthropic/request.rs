@@ -210,21 +210,6 @@ fn tool(tool: &Arc<dyn AgentTool>, eager_input_streaming: bool) -> Value {
     out
 }
 
-/// A tool-call id Anthropic accepts (`^[a-zA-Z0-9_-]+$`, at most 64 characters); ids from
-/// other providers are mapped the same way in calls and results, so pairs stay matched.
-pub(crate) fn tool_use_id(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect()
-}
-
 fn messages(model: &Model, messages: &[AgentMessage]) -> Vec<Value> {
     let images = model.input.iter().any(|kind| kind == "image");
     let mut out: Vec<Value> = Vec::new();
@@ -313,7 +298,10 @@ fn user_content(content: &UserContent, images: bool) -> Vec<Value> {
 fn tool_result(result: &ToolResultMessage, images: bool) -> Value {
     let mut block = Map::new();
     block.insert("type".into(), json!("tool_result"));
-    block.insert("tool_use_id".into(), json!(tool_use_id(&result.tool_call_id)));
+    block.insert(
+        "tool_use_id".into(),
+        json!(crate::transform::sanitized_call_id(&result.tool_call_id)),
+    );
     let content = media_blocks(&result.content, images);
     if !content.is_empty() {
         block.insert("content".into(), Value::Array(content));
@@ -353,7 +341,7 @@ fn assistant_content(model: &Model, assistant: &AssistantMessage) -> Vec<Value> 
                 };
                 blocks.push(json!({
                     "type": "tool_use",
-                    "id": tool_use_id(&call.id),
+                    "id": crate::transform::sanitized_call_id(&call.id),
                     "name": call.name,
                     "input": input,
                 }));
@@ -402,8 +390,8 @@ mod tests {
 
     #[test]
     fn tool_ids_are_normalised() {
-        assert_eq!(tool_use_id("call_1|fc.2"), "call_1_fc_2");
-        assert_eq!(tool_use_id(&"x".repeat(80)).len(), 64);
+        assert_eq!(crate::transform::sanitized_call_id("call_1|fc.2"), "call_1_fc_2");
+        assert_eq!(crate::transform::sanitized_call_id(&"x".repeat(80)).len(), 64);
     }
 
     #[test]

@@ -47,8 +47,6 @@ const USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support ima
 /// What replaces the images of a tool result for a model without image input (pi-ai's).
 const TOOL_IMAGE_PLACEHOLDER: &str = "(tool image omitted: model does not support images)";
 
-/// Longest tool-call id sent to the models that need one.
-const MAX_TOOL_CALL_ID_CHARS: usize = 64;
 
 /// Which of the two APIs the body is for: they differ only in the thinking settings pi-ai gives
 /// (Vertex knows no Gemma 4 levels and no Flash-Lite budgets).
@@ -235,20 +233,6 @@ fn inline_data(data: &str, mime_type: &str) -> Value {
     json!({"inlineData": {"mimeType": mime_type, "data": data}})
 }
 
-/// A tool-call id as sent to a model that needs ids: `[A-Za-z0-9_-]`, at most 64 characters.
-fn normalized_call_id(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(MAX_TOOL_CALL_ID_CHARS)
-        .collect()
-}
-
 /// The `contents` array.
 pub(crate) fn contents(model: &Model, context: &LlmContext<'_>) -> Vec<Value> {
     let accepts_images = model.input.iter().any(|kind| kind == "image");
@@ -380,7 +364,7 @@ fn model_parts(
                     let id = if same_model {
                         call.id.clone()
                     } else {
-                        let id = normalized_call_id(&call.id);
+                        let id = crate::transform::sanitized_call_id(&call.id);
                         if id != call.id {
                             renamed.insert(call.id.clone(), id.clone());
                         }
@@ -561,8 +545,8 @@ mod tests {
     fn ids_and_multimodal_responses() {
         assert!(requires_tool_call_id("claude-sonnet-4-5"));
         assert!(!requires_tool_call_id("gemini-2.5-pro"));
-        assert_eq!(normalized_call_id("call_1|fc_2"), "call_1_fc_2");
-        assert_eq!(normalized_call_id(&"a".repeat(80)).len(), 64);
+        assert_eq!(crate::transform::sanitized_call_id("call_1|fc_2"), "call_1_fc_2");
+        assert_eq!(crate::transform::sanitized_call_id(&"a".repeat(80)).len(), 64);
         assert!(multimodal_function_response("gemini-3-pro-preview"));
         assert!(!multimodal_function_response("gemini-2.5-flash"));
         assert!(!multimodal_function_response("gemini-live-2.5-flash"));

@@ -19,8 +19,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use pi_agent_core::{
-    AgentMessage, AssistantMessage, ContentBlock, LlmContext, Model, StreamOptions, ToolChoice, ToolResultMessage,
-    UserContent,
+    AgentMessage, AssistantMessage, ContentBlock, LlmContext, Model, StreamOptions, ToolResultMessage, UserContent,
 };
 use serde_json::{Map, Value, json};
 
@@ -57,16 +56,6 @@ pub(crate) fn headers(model: &Model, options: &StreamOptions, api_key: Option<&s
     headers
 }
 
-/// The `tool_choice` of a tool choice, as pi-ai's `mapToolChoice` gives it.
-fn tool_choice(choice: &ToolChoice) -> Value {
-    match choice {
-        ToolChoice::Auto => json!("auto"),
-        ToolChoice::None => json!("none"),
-        ToolChoice::Required => json!("required"),
-        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
-    }
-}
-
 /// The JSON body of a streaming chat-completions request.
 pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> Value {
     let mut body = Map::new();
@@ -95,7 +84,7 @@ pub(crate) fn body(model: &Model, context: &LlmContext<'_>, options: &StreamOpti
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(choice) = &options.tool_choice {
-        body.insert("tool_choice".into(), tool_choice(choice));
+        body.insert("tool_choice".into(), crate::openai_completions::tool_choice(choice));
     }
     if model.reasoning
         && let Some(level) = requested_level(model, options)

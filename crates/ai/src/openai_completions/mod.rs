@@ -31,6 +31,7 @@
 mod compat;
 mod protocol;
 mod request;
+pub(crate) use request::tool_choice;
 
 use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamOptions};
 
