@@ -47,7 +47,6 @@ const USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support ima
 /// What replaces the images of a tool result for a model without image input (pi-ai's).
 const TOOL_IMAGE_PLACEHOLDER: &str = "(tool image omitted: model does not support images)";
 
-
 /// Which of the two APIs the body is for: they differ only in the thinking settings pi-ai gives
 /// (Vertex knows no Gemma 4 levels and no Flash-Lite budgets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
