@@ -24,13 +24,20 @@ impl App {
                 })
                 .collect(),
         };
-        let (path, html) = self.with_store(|store| crate::export::prepare(store, &extras, output, colors))?;
-        tokio::fs::write(&path, html)
-            .await
-            .map_err(|source| ExportError::Write {
-                path: path.clone(),
-                source,
-            })?;
-        Ok(path)
+        // Under the store's lock only the checks; the page (a syntect pass over every code block)
+        // is rendered off the runtime from the file, at the same leaf.
+        let (file, leaf) = self.with_store(|store| {
+            crate::export::check_exportable(store).map(|file| (file.to_path_buf(), store.leaf_id().map(str::to_owned)))
+        })?;
+        let (output, colors) = (output.map(Path::to_path_buf), colors.clone());
+        tokio::task::spawn_blocking(move || {
+            let (mut session, _warnings) = pi_session_store::SessionManager::open(&file)?;
+            match leaf {
+                Some(leaf) => session.branch(&leaf)?,
+                None => session.reset_leaf(),
+            }
+            crate::export::export_session(&session, &extras, output.as_deref(), &colors)
+        })
+        .await?
     }
 }

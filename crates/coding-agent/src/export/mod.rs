@@ -134,24 +134,20 @@ pub fn export_session(
     output: Option<&Path>,
     colors: &ExportColors,
 ) -> Result<PathBuf, ExportError> {
-    let (output, html) = prepare(session, extras, output, colors)?;
-    write(&output, &html)?;
+    let file = check_exportable(session)?;
+    let output = output.map_or_else(|| default_file_name(file), Path::to_path_buf);
+    write(&output, &render_html(session, extras, colors))?;
     Ok(output)
 }
 
-/// The checks and the page of [`export_session`], without writing it.
-pub(crate) fn prepare(
-    session: &SessionManager,
-    extras: &ExportExtras,
-    output: Option<&Path>,
-    colors: &ExportColors,
-) -> Result<(PathBuf, String), ExportError> {
+/// The session's file, when it can be exported: not an in-memory session, and written (pi's
+/// messages otherwise).
+pub(crate) fn check_exportable(session: &SessionManager) -> Result<&Path, ExportError> {
     let file = session.file().ok_or(ExportError::InMemory)?;
     if !session.is_written() || !file.exists() {
         return Err(ExportError::NothingYet);
     }
-    let html = render_html(session, extras, colors);
-    Ok((output.map_or_else(|| default_file_name(file), Path::to_path_buf), html))
+    Ok(file)
 }
 
 /// `/export <file>.jsonl`: the current branch as a session file of its own — a new header (same
