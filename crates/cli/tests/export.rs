@@ -226,10 +226,13 @@ fn session_file(dir: &Path) -> PathBuf {
     path
 }
 
+/// `pi <args>` in `dir` with nothing of the tester's environment but `PATH` (as `Sandbox` runs it).
 fn pi(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(PI)
         .args(args)
         .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", dir)
         .env("PI_CODING_AGENT_DIR", dir.join("agent"))
         .output()
