@@ -573,9 +573,19 @@ async fn share_makes_a_secret_gist_of_the_export_with_gh() {
     })
     .await;
 
+    // A gh that is not logged in.
+    let gh = bin.path().join("gh");
+    std::fs::write(&gh, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    type_line(&keys, "/share");
+    wait_for("gh logged out", || {
+        vt.screen()
+            .contains("GitHub CLI is not logged in. Run 'gh auth login' first.")
+    })
+    .await;
+
     // A gh that is logged in and checks what it is asked to upload.
     let seen = bin.path().join("uploaded.html");
-    let gh = bin.path().join("gh");
     std::fs::write(
         &gh,
         format!(
