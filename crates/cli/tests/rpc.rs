@@ -106,6 +106,15 @@ impl Rpc {
         self.until(&format!("response {id}"), |v| v["type"] == "response" && v["id"] == id)
     }
 
+    /// The response `id` if a wait for another line already read it, else the next one.
+    pub(crate) fn response_read_or_next(&mut self, id: &str) -> Value {
+        let read = self.seen.iter().find(|v| v["type"] == "response" && v["id"] == id);
+        match read {
+            Some(response) => response.clone(),
+            None => self.response(id),
+        }
+    }
+
     pub(crate) fn event(&mut self, kind: &str) -> Value {
         self.until(kind, |v| v["type"] == kind)
     }
