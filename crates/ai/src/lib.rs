@@ -38,6 +38,7 @@ mod partial_json;
 mod providers;
 mod redact;
 mod registry;
+mod shared_registry;
 mod sse;
 mod transform;
 
@@ -54,8 +55,9 @@ pub use pi_agent_core::{Model, ModelCost, StreamFn};
 pub use providers::{Providers, SUPPORTED_APIS};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, names_a_credential, redact, redacted_excerpt, register_secret};
 pub use registry::{
-    BuiltinProvider, CATALOG_SOURCE_VERSION, ModelRegistry, RegistryError, builtin_providers, default_models_path,
-    env_var_for_provider, env_vars_for_provider, is_local_url, resolve_config_value,
+    BuiltinProvider, CATALOG_SOURCE_VERSION, ModelRegistry, ProviderConfigError, RegistryError, builtin_providers,
+    default_models_path, env_var_for_provider, env_vars_for_provider, is_local_url, resolve_config_value,
 };
+pub use shared_registry::SharedRegistry;
 pub use sse::{SseEvent, SseParser};
 pub use transform::{NO_RESULT_PROVIDED, prepare_messages};

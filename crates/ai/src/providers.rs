@@ -7,6 +7,7 @@ use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamFn, StreamO
 use crate::driver;
 use crate::http::HttpClient;
 use crate::registry::{ModelRegistry, env_var_for_provider, env_vars_for_provider, is_local_url};
+use crate::shared_registry::SharedRegistry;
 
 /// The wire APIs this crate implements.
 pub const SUPPORTED_APIS: &[&str] = &[
@@ -45,7 +46,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
 #[derive(Debug, Clone, Default)]
 pub struct Providers {
     client: HttpClient,
-    registry: Option<Arc<ModelRegistry>>,
+    registry: Option<SharedRegistry>,
 }
 
 impl Providers {
@@ -58,8 +59,8 @@ impl Providers {
     /// Resolves keys and header values through `registry` (its `models.json` `apiKey`s and its
     /// environment).
     #[must_use]
-    pub fn with_registry(mut self, registry: Arc<ModelRegistry>) -> Self {
-        self.registry = Some(registry);
+    pub fn with_registry(mut self, registry: impl Into<SharedRegistry>) -> Self {
+        self.registry = Some(registry.into());
         self
     }
 
@@ -68,18 +69,15 @@ impl Providers {
         &self.client
     }
 
-    /// The registry, if any.
-    pub fn registry(&self) -> Option<&Arc<ModelRegistry>> {
-        self.registry.as_ref()
+    /// The registry now, if any (extensions may change it: [`SharedRegistry`]).
+    pub fn registry(&self) -> Option<Arc<ModelRegistry>> {
+        self.registry.as_ref().map(SharedRegistry::current)
     }
 
     /// The variables: the registry's environment, else the process's.
     fn env(&self) -> crate::google_vertex::Env {
-        match &self.registry {
-            Some(registry) => {
-                let registry = registry.clone();
-                Arc::new(move |name: &str| registry.env(name))
-            }
+        match self.registry() {
+            Some(registry) => Arc::new(move |name: &str| registry.env(name)),
             None => Arc::new(|name: &str| std::env::var(name).ok()),
         }
     }
@@ -88,7 +86,7 @@ impl Providers {
         if let Some(key) = options.api_key.as_ref().filter(|key| !key.is_empty()) {
             return Some(key.clone());
         }
-        match &self.registry {
+        match self.registry() {
             Some(registry) => registry.api_key_for(&model.provider),
             None => env_vars_for_provider(&model.provider)
                 .iter()
@@ -124,7 +122,7 @@ impl StreamFn for Providers {
         }
         let resolved;
         let mut model = model;
-        if let Some(registry) = &self.registry {
+        if let Some(registry) = self.registry() {
             if let Some(headers) = &model.headers {
                 resolved = Model {
                     headers: Some(registry.resolve_headers(headers)),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use pi_agent_core::Model;
 
-pub use config::RegistryError;
+pub use config::{ProviderConfigError, RegistryError};
 
 /// Looks an environment variable up.
 pub(crate) type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -327,6 +327,56 @@ impl ModelRegistry {
                 },
             );
         }
+    }
+
+    /// Applies an extension's `pi.registerProvider(name, config)` as pi 0.73.1 does: a config with
+    /// `models` replaces every model of `name` with them (`baseUrl`, `apiKey` and an `api` are then
+    /// required; a model may set its own `baseUrl` and `api`); one without only points the
+    /// provider's existing models at its `baseUrl` and adds its `headers`. `apiKey` and
+    /// `authHeader` apply to the provider's requests as in `models.json`. A refused config changes
+    /// nothing.
+    ///
+    /// ```
+    /// use pi_ai::ModelRegistry;
+    /// use serde_json::json;
+    ///
+    /// let mut registry = ModelRegistry::builtin().with_env(|_| None);
+    /// registry.register_provider("anthropic", &json!({"baseUrl": "https://proxy.example"})).unwrap();
+    /// assert_eq!(registry.find("anthropic", "claude-sonnet-4-5").unwrap().base_url, "https://proxy.example");
+    ///
+    /// let proxy = json!({"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "PROXY_KEY", "api": "openai-completions",
+    ///     "models": [{"id": "m", "name": "M", "contextWindow": 32000}]});
+    /// registry.register_provider("proxy", &proxy).unwrap();
+    /// assert_eq!(registry.find("proxy", "m").unwrap().context_window, 32_000);
+    ///
+    /// let error = registry.register_provider("bad", &json!({"models": [{"id": "m"}]})).unwrap_err();
+    /// assert_eq!(error.to_string(), r#"Provider bad: "baseUrl" is required when defining models."#);
+    /// ```
+    pub fn register_provider(&mut self, name: &str, config: &serde_json::Value) -> Result<(), ProviderConfigError> {
+        ProviderConfigError::check(name, config)?;
+        let provider = config::registered_provider(name, config)
+            .map_err(|error| ProviderConfigError::from_registry(name, error))?;
+        if provider.models.is_empty() {
+            for model in self.models.iter_mut().filter(|model| model.provider == name) {
+                if let Some(url) = &provider.base_url {
+                    model.base_url = url.clone();
+                }
+                if let Some(headers) = &provider.headers {
+                    model.headers.get_or_insert_with(BTreeMap::new).extend(headers.clone());
+                }
+            }
+        } else {
+            self.models.retain(|model| model.provider != name);
+            self.models.extend(provider.models);
+        }
+        let settings = self.providers.entry(name.to_owned()).or_default();
+        if provider.api_key.is_some() {
+            settings.api_key = provider.api_key;
+        }
+        if config.get("authHeader").is_some_and(|value| !value.is_null()) {
+            settings.auth_header = provider.auth_header;
+        }
+        Ok(())
     }
 
     /// Every model, built-ins first.

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use pi_ai::ModelRegistry;
+use pi_ai::{ModelRegistry, SharedRegistry};
 use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
 use pi_coding_agent::extensions::{ExtensionError, Extensions};
@@ -464,55 +464,32 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         tokio::task::spawn_blocking(move || load_config(&paths, &cwd)).await??
     };
     args.apply_sandbox_flags(&mut settings.sandbox);
-    if let Some(search) = &args.list_models {
-        say(&io.stdout, &list_models(&registry, search));
-        return Ok(None);
+    if args.list_models.is_none() {
+        sessions::fork_conflicts(args)?;
     }
-    sessions::fork_conflicts(args)?;
-    // Scoped models (`--models`, else `enabledModels`): what model cycling goes through, and the
-    // model a run without `--model` starts with.
-    let scope = match args.models.as_ref().or(settings.enabled_models.as_ref()) {
-        Some(patterns) if !patterns.is_empty() => {
-            let (scope, warnings) = resolve_model_scope(patterns, &registry);
-            for warning in warnings {
-                say(&io.stderr, &format!("pi: warning: {warning}"));
-            }
-            scope
-        }
-        _ => Vec::new(),
-    };
-    let scoped_start = if args.model.is_none() {
-        initial_scoped_model(
-            &scope,
-            settings.default_provider.as_deref(),
-            settings.default_model.as_deref(),
-        )
+    // Extensions may register providers while they load, and pi chooses the model after that
+    // (`--model proxy/…`, `--list-models`): the session is built with the model chosen now (a
+    // placeholder when none is found yet), and the choice is made again once their providers are in.
+    let registry = SharedRegistry::new(registry);
+    let provisional = choose(args, &settings, &registry.current(), None)
+        .ok()
+        .map(|(_, choice)| choice)
+        .unwrap_or(ModelChoice {
+            model: pi_agent_core::Model::unknown(),
+            thinking: pi_agent_core::ThinkingLevel::Off,
+        });
+    let prompts = if args.list_models.is_some() {
+        Prompts::default()
     } else {
-        None
-    };
-    let scoped_pattern = scoped_start.map(|s| format!("{}/{}", s.model.provider, s.model.id));
-    let scoped_thinking = scoped_start.and_then(|s| s.thinking).map(thinking_level_name);
-    let request = ModelRequest {
-        provider: if scoped_pattern.is_some() {
-            None
-        } else {
-            args.provider.as_deref()
-        },
-        model: args.model.as_deref().or(scoped_pattern.as_deref()),
-        thinking: args.thinking.as_deref().or(scoped_thinking),
-    };
-    let choice = choose_model(&request, &settings, &registry)?.ok_or(CliError::NoModel)?;
-    let prompts = {
         let messages = args.messages.clone();
         let stdin = io.stdin.clone();
         let cwd = cwd.clone();
         let resize = settings.images.auto_resize;
         tokio::task::spawn_blocking(move || build_prompts(&messages, stdin.as_deref(), &cwd, resize)).await??
     };
-    let registry = Arc::new(registry);
     // The interactive mode shows warnings (custom tools that failed to load, a failed session
     // write) as notices: stderr would tear through its screen.
-    let (warn, tui_warnings): (WarnFn, _) = if uses_tui(args, io) {
+    let (warn, tui_warnings): (WarnFn, _) = if uses_tui(args, io) && args.list_models.is_none() {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         (Arc::new(move |warning| drop(tx.send(warning))), Some(rx))
     } else {
@@ -522,7 +499,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     let (session, rpc_ui, tui_requests, extensions, prompt_recipe, themes) = build_session(
         args,
         &settings,
-        &choice,
+        &provisional,
         registry.clone(),
         &cwd,
         &paths,
@@ -531,6 +508,26 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         &warn,
     )
     .await?;
+    for error in extensions.register_providers(&registry) {
+        warn(format!("Error: {error}"));
+    }
+    if let Some(search) = &args.list_models {
+        say(&io.stdout, &list_models(&registry.current(), search));
+        extensions.shutdown().await;
+        return Ok(None);
+    }
+    let (scope, choice) = match choose(args, &settings, &registry.current(), Some(io)) {
+        Ok(chosen) => chosen,
+        Err(error) => {
+            extensions.shutdown().await;
+            return Err(error);
+        }
+    };
+    if choice != provisional {
+        let agent = session.agent();
+        agent.set_model(choice.model.clone());
+        agent.set_thinking_level(choice.thinking);
+    }
     let env_session_dir = std::env::var(SESSION_DIR_ENV).ok();
     let root = session_root(args, env_session_dir.as_deref(), &settings, &cwd, &paths);
     let store = sessions::open_store(args, &cwd, &root, io).await?;
@@ -578,6 +575,51 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         prompt_recipe,
         themes,
     }))
+}
+
+/// The scoped models (`--models`, else `enabledModels`: what model cycling goes through) and the
+/// model to start with; scope warnings go to `io`'s stderr when given.
+fn choose(
+    args: &Args,
+    settings: &Settings,
+    registry: &ModelRegistry,
+    io: Option<&Io>,
+) -> Result<(Vec<pi_coding_agent::ScopedModel>, ModelChoice), CliError> {
+    let scope = match args.models.as_ref().or(settings.enabled_models.as_ref()) {
+        Some(patterns) if !patterns.is_empty() => {
+            let (scope, warnings) = resolve_model_scope(patterns, registry);
+            if let Some(io) = io {
+                for warning in warnings {
+                    say(&io.stderr, &format!("pi: warning: {warning}"));
+                }
+            }
+            scope
+        }
+        _ => Vec::new(),
+    };
+    // The model a run without `--model` starts with comes from the scope.
+    let scoped_start = if args.model.is_none() {
+        initial_scoped_model(
+            &scope,
+            settings.default_provider.as_deref(),
+            settings.default_model.as_deref(),
+        )
+    } else {
+        None
+    };
+    let scoped_pattern = scoped_start.map(|s| format!("{}/{}", s.model.provider, s.model.id));
+    let scoped_thinking = scoped_start.and_then(|s| s.thinking).map(thinking_level_name);
+    let request = ModelRequest {
+        provider: if scoped_pattern.is_some() {
+            None
+        } else {
+            args.provider.as_deref()
+        },
+        model: args.model.as_deref().or(scoped_pattern.as_deref()),
+        thinking: args.thinking.as_deref().or(scoped_thinking),
+    };
+    let choice = choose_model(&request, settings, registry)?.ok_or(CliError::NoModel)?;
+    Ok((scope, choice))
 }
 
 /// pi's `enableSkillCommands` (default on; the older `skills.enableSkillCommands` counts when
@@ -676,7 +718,7 @@ async fn build_session(
     args: &Args,
     settings: &Settings,
     choice: &ModelChoice,
-    registry: Arc<ModelRegistry>,
+    registry: SharedRegistry,
     cwd: &Path,
     paths: &AgentPaths,
     extensions: &RunOptions,

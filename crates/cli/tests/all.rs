@@ -12,6 +12,7 @@ mod compaction;
 mod conformance;
 mod examples;
 mod export;
+mod extension_providers;
 mod extensions;
 mod faults;
 mod images;

@@ -42,8 +42,14 @@ impl Rpc {
 
     /// `pi <args>` (which should hold `--mode rpc`) in `sandbox`.
     pub(crate) fn start_in(sandbox: Sandbox, args: &[&str]) -> Rpc {
-        let mut child = sandbox
-            .command(args)
+        Rpc::start_in_with_env(sandbox, args, &[])
+    }
+
+    /// [`Rpc::start_in`] with more variables in pi's environment.
+    pub(crate) fn start_in_with_env(sandbox: Sandbox, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Rpc {
+        let mut command = sandbox.command(args);
+        command.envs(env.iter().copied());
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

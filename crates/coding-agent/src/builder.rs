@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pi_agent_core::{Model, StreamFn, ThinkingLevel};
-use pi_ai::{HttpClient, ModelRegistry, Providers};
+use pi_ai::{HttpClient, ModelRegistry, Providers, SharedRegistry};
 
 pub use crate::build_error::BuildError;
 use crate::config::{AgentPaths, Settings};
@@ -125,7 +125,7 @@ pub struct SessionBuilder {
     thinking: ThinkingLevel,
     settings: Settings,
     paths: Option<AgentPaths>,
-    registry: Option<Arc<ModelRegistry>>,
+    registry: Option<SharedRegistry>,
     stream_fn: Option<Arc<dyn StreamFn>>,
     api_key: Option<String>,
     tools: ToolSelection,
@@ -212,8 +212,8 @@ impl SessionBuilder {
 
     /// The model registry whose providers and keys the default model boundary uses.
     #[must_use]
-    pub fn registry(mut self, registry: Arc<ModelRegistry>) -> Self {
-        self.registry = Some(registry);
+    pub fn registry(mut self, registry: impl Into<SharedRegistry>) -> Self {
+        self.registry = Some(registry.into());
         self
     }
 
@@ -341,7 +341,7 @@ impl SessionBuilder {
                 let registry = self
                     .registry
                     .clone()
-                    .unwrap_or_else(|| Arc::new(ModelRegistry::builtin()));
+                    .unwrap_or_else(|| SharedRegistry::new(ModelRegistry::builtin()));
                 let client = HttpClient::new(settings.provider_retry.http_options());
                 Arc::new(Providers::new(client).with_registry(registry))
             }

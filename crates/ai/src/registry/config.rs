@@ -66,6 +66,90 @@ impl fmt::Display for RegistryError {
 
 impl std::error::Error for RegistryError {}
 
+/// Why `pi.registerProvider(name, config)` refused a config: pi's messages for its own rules, and
+/// the field that does not check otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderConfigError {
+    /// Models without a `baseUrl`.
+    #[error("Provider {provider}: \"baseUrl\" is required when defining models.")]
+    MissingBaseUrl {
+        /// The provider's name.
+        provider: String,
+    },
+    /// Models without an `apiKey` (or `oauth`).
+    #[error("Provider {provider}: \"apiKey\" or \"oauth\" is required when defining models.")]
+    MissingApiKey {
+        /// The provider's name.
+        provider: String,
+    },
+    /// A model whose `api` is set neither on it nor on the provider.
+    #[error("Provider {provider}, model {model}: no \"api\" specified.")]
+    MissingApi {
+        /// The provider's name.
+        provider: String,
+        /// The model's id.
+        model: String,
+    },
+    /// A field of the wrong kind (`models[0].contextWindow`).
+    #[error("Provider {provider}: {field}: {message}")]
+    Invalid {
+        /// The provider's name.
+        provider: String,
+        /// The field's path in the config.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl ProviderConfigError {
+    /// Checks pi's rules for `config` of `provider` (before its fields are read).
+    pub(crate) fn check(provider: &str, config: &Value) -> Result<(), ProviderConfigError> {
+        let provider = provider.to_owned();
+        let set = |key: &str| config.get(key).is_some_and(|value| !value.is_null() && value != "");
+        let models = config
+            .get("models")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        if models.is_empty() {
+            return Ok(());
+        }
+        if !set("baseUrl") {
+            return Err(ProviderConfigError::MissingBaseUrl { provider });
+        }
+        if !set("apiKey") && !set("oauth") {
+            return Err(ProviderConfigError::MissingApiKey { provider });
+        }
+        for model in models {
+            let has_api = model.get("api").is_some_and(|api| !api.is_null() && api != "");
+            if !has_api && !set("api") {
+                let id = model
+                    .get("id")
+                    .map(|id| id.as_str().map_or_else(|| id.to_string(), str::to_owned));
+                return Err(ProviderConfigError::MissingApi {
+                    provider,
+                    model: id.unwrap_or_else(|| "undefined".to_owned()),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A field error of [`registered_provider`] for `provider`.
+    pub(crate) fn from_registry(provider: &str, error: RegistryError) -> ProviderConfigError {
+        let (field, message) = match error {
+            RegistryError::Invalid { path, message, .. } => (path, message),
+            RegistryError::Io { message, .. } => (String::new(), message),
+        };
+        ProviderConfigError::Invalid {
+            provider: provider.to_owned(),
+            field,
+            message,
+        }
+    }
+}
+
 /// One step of a path into the document.
 #[derive(Debug, Clone)]
 enum Step {
@@ -491,6 +575,27 @@ pub(crate) fn apply_override(model: &mut Model, fields: &Map<String, Value>) {
     let checker = Checker { file: "", text: "" };
     // The fields were validated when the file was read, so this cannot fail.
     let _ = checker.model_fields(fields, &Path::default(), model);
+}
+
+/// Checks the config an extension gives `pi.registerProvider(name, config)`, field by field as a
+/// `models.json` provider (pi's own rules for it are checked by the caller first). A model may set
+/// its own `baseUrl`. Errors are [`RegistryError::Invalid`] with an empty file and the field's path
+/// from the config (`models[0].contextWindow`).
+pub(crate) fn registered_provider(name: &str, value: &Value) -> Result<ProviderConfig, RegistryError> {
+    let checker = Checker { file: "", text: "" };
+    let root = Path::default();
+    let mut config = checker.provider(name, value, &root)?;
+    let definitions = value
+        .get("models")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    for (i, (model, definition)) in config.models.iter_mut().zip(definitions).enumerate() {
+        if let Some(url) = definition.get("baseUrl").filter(|url| !url.is_null()) {
+            model.base_url = checker.string(url, &root.key("models").index(i).key("baseUrl"))?;
+        }
+    }
+    Ok(config)
 }
 
 /// Parses and checks a `models.json` text; `file` names it in errors.

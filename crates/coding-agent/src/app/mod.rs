@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use pi_agent_core::{
     AgentError, AgentEvent, AgentMessage, ContentBlock, CustomMessage, Model, StopReason, ThinkingLevel, UserContent,
 };
-use pi_ai::ModelRegistry;
+use pi_ai::{ModelRegistry, ProviderConfigError, SharedRegistry};
 use serde_json::{Value, json};
 
 use crate::config::{parse_thinking_level, thinking_level_name};
@@ -75,7 +75,7 @@ pub type WarnFn = Arc<dyn Fn(String) + Send + Sync>;
 struct Inner {
     session: AgentSession,
     store: Mutex<SessionManager>,
-    registry: Arc<ModelRegistry>,
+    registry: SharedRegistry,
     /// Where new and forked sessions go; `None` with `--no-session`.
     root: Option<SessionRoot>,
     warn: WarnFn,
@@ -180,14 +180,14 @@ impl App {
     pub fn new(
         session: AgentSession,
         store: SessionManager,
-        registry: Arc<ModelRegistry>,
+        registry: impl Into<SharedRegistry>,
         root: Option<SessionRoot>,
         warn: WarnFn,
     ) -> Self {
         let inner = Arc::new(Inner {
             session,
             store: Mutex::new(store),
-            registry,
+            registry: registry.into(),
             root,
             warn,
             deferred: Mutex::new(Vec::new()),
@@ -236,9 +236,42 @@ impl App {
         pi_agent_core::lock(&self.inner.scoped_models).clone()
     }
 
-    /// The model registry.
-    pub fn registry(&self) -> &ModelRegistry {
+    /// The model registry now (extensions may change it: [`App::register_provider`]).
+    pub fn registry(&self) -> Arc<ModelRegistry> {
+        self.inner.registry.current()
+    }
+
+    /// The registry shared with the session's model boundary.
+    pub fn shared_registry(&self) -> &SharedRegistry {
         &self.inner.registry
+    }
+
+    /// An extension's `pi.registerProvider(name, config)` after start-up: the registry changes at
+    /// once ([`SharedRegistry::register_provider`]) and the session's model, when it is one of the
+    /// provider's, is replaced by its new definition (pi's `_refreshCurrentModelFromRegistry`: no
+    /// `model_select`, nothing written).
+    pub fn register_provider(&self, name: &str, config: &serde_json::Value) -> Result<(), ProviderConfigError> {
+        self.inner.registry.register_provider(name, config)?;
+        self.refresh_model_from_registry();
+        Ok(())
+    }
+
+    /// `pi.unregisterProvider(name)`: the provider's models go, built-in ones it replaced come
+    /// back; the session's model is refreshed as by [`App::register_provider`].
+    pub fn unregister_provider(&self, name: &str) {
+        if self.inner.registry.unregister_provider(name) {
+            self.refresh_model_from_registry();
+        }
+    }
+
+    fn refresh_model_from_registry(&self) {
+        let agent = self.inner.session.agent();
+        let current = agent.model();
+        if let Some(refreshed) = self.registry().find(&current.provider, &current.id)
+            && *refreshed != current
+        {
+            agent.set_model(refreshed.clone());
+        }
     }
 
     /// Runs `f` with the session file's manager.
@@ -266,11 +299,11 @@ impl App {
         agent.set_messages(context.messages);
         if !keep_model
             && let Some((provider, id)) = &context.model
-            && let Some(model) = self.inner.registry.find(provider, id)
+            && let Some(model) = self.registry().find(provider, id).cloned()
         {
             let previous = agent.model();
             agent.set_model(model.clone());
-            self.model_selected(model, &previous, ModelSelectSource::Restore);
+            self.model_selected(&model, &previous, ModelSelectSource::Restore);
         }
         if !keep_thinking && let Some(level) = context.thinking_level.as_deref().and_then(parse_thinking_level) {
             agent.set_thinking_level(level);
@@ -577,7 +610,7 @@ impl SessionView for AppView {
     }
 
     fn registry(&self) -> Option<Arc<ModelRegistry>> {
-        Some(self.0.upgrade()?.registry.clone())
+        Some(self.0.upgrade()?.registry.current())
     }
 }
 

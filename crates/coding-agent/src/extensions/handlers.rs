@@ -375,9 +375,18 @@ impl ExtensionHandlers {
                 app.set_thinking_level(level);
                 Ok(Value::Null)
             }
-            "pi.registerProvider" | "pi.unregisterProvider" => Err(failed(format!(
-                "{method} is not supported yet by this pi (providers come from models.json)"
-            ))),
+            // After loading (the host keeps earlier ones in the registration, which the program
+            // applies once every extension has loaded): at once, as in pi.
+            "pi.registerProvider" => {
+                let name = text("name").unwrap_or_default();
+                let config = params.get("config").cloned().unwrap_or_else(|| json!({}));
+                app.register_provider(&name, &config).map_err(failed)?;
+                Ok(Value::Null)
+            }
+            "pi.unregisterProvider" => {
+                app.unregister_provider(&text("name").unwrap_or_default());
+                Ok(Value::Null)
+            }
             "ctx.compact" => {
                 let instructions = text("customInstructions");
                 app.compact(instructions.as_deref()).await.map_err(failed)?;

@@ -502,10 +502,25 @@ impl Extensions {
             .collect()
     }
 
-    /// Every provider extensions registered while loading (not applied yet: see
-    /// `docs/extensions.md`).
+    /// Every provider extensions registered while loading.
     pub fn providers(&self) -> Vec<ProviderInfo> {
         self.registrations().into_iter().flat_map(|r| r.providers).collect()
+    }
+
+    /// Applies the providers the extensions registered while loading to `registry`, in load
+    /// order, as pi flushes them once every extension has loaded (before the model is chosen, so
+    /// `--model` and `--list-models` see them). Each refused one is returned in pi's words:
+    /// `Extension "<path>" error: <why>`. Later calls register at once (`App::register_provider`).
+    pub fn register_providers(&self, registry: &pi_ai::SharedRegistry) -> Vec<String> {
+        let mut errors = Vec::new();
+        for registration in self.registrations() {
+            for provider in registration.providers {
+                if let Err(error) = registry.register_provider(&provider.name, &provider.config) {
+                    errors.push(format!("Extension \"{}\" error: {error}", registration.path));
+                }
+            }
+        }
+        errors
     }
 
     /// Whether no extension loaded (then pi installs no event hooks at all).

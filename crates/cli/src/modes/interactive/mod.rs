@@ -512,7 +512,8 @@ async fn command_action(
         }
         SlashCommand::Model => {
             let current = app.session().agent().model();
-            let models = app.registry().all();
+            let registry = app.registry();
+            let models = registry.all();
             let selected = models
                 .iter()
                 .position(|m| m.provider == current.provider && m.id == current.id)
