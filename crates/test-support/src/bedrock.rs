@@ -29,7 +29,11 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &byte in bytes {
         crc ^= u32::from(byte);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -141,7 +145,13 @@ pub fn metadata(input: u64, output: u64, cache_read: u64, cache_write: u64) -> V
 
 /// A whole text response: `text` as one block, `end_turn`, 10 input and 2 output tokens.
 pub fn text(text: &str) -> Reply {
-    reply(vec![start(), text_delta(0, text), block_stop(0), stop("end_turn"), metadata(10, 2, 0, 0)])
+    reply(vec![
+        start(),
+        text_delta(0, text),
+        block_stop(0),
+        stop("end_turn"),
+        metadata(10, 2, 0, 0),
+    ])
 }
 
 /// Claude Sonnet 4.5 on Bedrock as pi-ai 0.73.1's catalog has it (US cross-region profile,

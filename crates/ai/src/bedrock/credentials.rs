@@ -54,7 +54,13 @@ const EAGER_REFRESH: Duration = Duration::from_secs(5 * 60);
 const BODY_EXCERPT_CHARS: usize = 300;
 
 /// Hosts a full container-credentials URI may name over plain HTTP (the SDK's list).
-const CONTAINER_HOSTS: &[&str] = &["localhost", "127.0.0.1", "169.254.170.2", "169.254.170.23", "[fd00:ec2::23]"];
+const CONTAINER_HOSTS: &[&str] = &[
+    "localhost",
+    "127.0.0.1",
+    "169.254.170.2",
+    "169.254.170.23",
+    "[fd00:ec2::23]",
+];
 
 /// A set of AWS credentials.
 #[derive(Clone, PartialEq, Eq)]
@@ -151,9 +157,7 @@ pub(crate) enum CredentialsError {
         body: String,
     },
     /// The full container-credentials URI is neither HTTPS nor a container host.
-    #[error(
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI must use HTTPS or name a loopback or container host, not {0}"
-    )]
+    #[error("AWS_CONTAINER_CREDENTIALS_FULL_URI must use HTTPS or name a loopback or container host, not {0}")]
     ContainerUri(String),
 }
 
@@ -179,7 +183,11 @@ pub(crate) fn parse_ini(text: &str) -> HashMap<String, HashMap<String, String>> 
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
         }
-        if let Some(name) = line.strip_prefix('[').and_then(|rest| rest.split_once(']')).map(|(name, _)| name) {
+        if let Some(name) = line
+            .strip_prefix('[')
+            .and_then(|rest| rest.split_once(']'))
+            .map(|(name, _)| name)
+        {
             current = Some(name.split_whitespace().collect::<Vec<_>>().join(" "));
             sections.entry(current.clone().unwrap_or_default()).or_default();
             continue;
@@ -238,10 +246,11 @@ impl SharedConfig {
         } else {
             format!("profile {name}")
         };
-        let from_config = self
-            .config
-            .get(&config_name)
-            .or_else(|| (name == "default").then(|| self.config.get("profile default")).flatten());
+        let from_config = self.config.get(&config_name).or_else(|| {
+            (name == "default")
+                .then(|| self.config.get("profile default"))
+                .flatten()
+        });
         let from_credentials = self.credentials.get(name);
         if from_config.is_none() && from_credentials.is_none() {
             return None;
@@ -299,10 +308,10 @@ pub(crate) async fn resolve(
     }
     let shared = SharedConfig::load(env).await;
     let name = profile_name(env);
-    if let Some(profile) = shared.profile(&name) {
-        if let Some(credentials) = from_profile(client, env, &shared, &name, &profile, cancel).await? {
-            return Ok(credentials);
-        }
+    if let Some(profile) = shared.profile(&name)
+        && let Some(credentials) = from_profile(client, env, &shared, &name, &profile, cancel).await?
+    {
+        return Ok(credentials);
     }
     if set(env, "AWS_WEB_IDENTITY_TOKEN_FILE").is_some() {
         return Err(CredentialsError::WebIdentity);
@@ -347,8 +356,11 @@ async fn from_profile(
 fn sha1_hex(text: &str) -> String {
     Sha1::digest(text.as_bytes())
         .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+        .fold(String::with_capacity(40), |mut hex, byte| {
+            use std::fmt::Write as _;
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
 }
 
 /// When an ISO 8601 time (`2026-01-01T00:00:00Z`) is.
@@ -372,7 +384,9 @@ async fn sso(
     let get = |key: &str| profile.get(key).filter(|value| !value.is_empty()).cloned();
     let (cache_name, start_url, region) = match get("sso_session") {
         Some(session) => {
-            let section = shared.sso_session(&session).ok_or_else(|| missing("an [sso-session] section"))?;
+            let section = shared
+                .sso_session(&session)
+                .ok_or_else(|| missing("an [sso-session] section"))?;
             let value = |key: &str| section.get(key).filter(|value| !value.is_empty()).cloned();
             let start_url = value("sso_start_url").ok_or_else(|| missing("sso_start_url"))?;
             let region = value("sso_region").ok_or_else(|| missing("sso_region"))?;
@@ -417,11 +431,12 @@ async fn sso(
     let endpoint = set(env, "AWS_ENDPOINT_URL_SSO")
         .or_else(|| set(env, "AWS_ENDPOINT_URL"))
         .unwrap_or_else(|| format!("https://portal.sso.{region}.amazonaws.com"));
-    let mut url = reqwest::Url::parse(&format!("{}/federation/credentials", endpoint.trim_end_matches('/')))
-        .map_err(|error| CredentialsError::Http {
+    let mut url = reqwest::Url::parse(&format!("{}/federation/credentials", endpoint.trim_end_matches('/'))).map_err(
+        |error| CredentialsError::Http {
             what: "SSO GetRoleCredentials",
             error: HttpError::Transport(format!("invalid endpoint {endpoint}: {error}")),
-        })?;
+        },
+    )?;
     url.query_pairs_mut()
         .append_pair("account_id", &account)
         .append_pair("role_name", &role);
@@ -464,10 +479,7 @@ async fn from_container(
     } else if let Some(full) = set(env, "AWS_CONTAINER_CREDENTIALS_FULL_URI") {
         let parsed = reqwest::Url::parse(&full).map_err(|_| CredentialsError::ContainerUri(full.clone()))?;
         let host = parsed.host_str().unwrap_or_default().to_owned();
-        let loopback = host
-            .parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|ip| ip.is_loopback())
-            || host == "[::1]";
+        let loopback = host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback()) || host == "[::1]";
         if parsed.scheme() != "https" && !(loopback || CONTAINER_HOSTS.contains(&host.as_str())) {
             return Err(CredentialsError::ContainerUri(full));
         }

@@ -32,11 +32,18 @@ async fn environment_keys_unless_a_profile_is_named() {
     ]);
     let credentials = resolve_with(&env).await.unwrap();
     assert_eq!(
-        (credentials.access_key_id.as_str(), credentials.session_token.as_deref(), credentials.source),
+        (
+            credentials.access_key_id.as_str(),
+            credentials.session_token.as_deref(),
+            credentials.source
+        ),
         ("AKIDENV", Some("env-token-0123456789"), "environment")
     );
     // The secrets went to the redactor.
-    assert_eq!(crate::redact("x env-secret-0123456789 x", None), format!("x {} x", crate::REDACTED));
+    assert_eq!(
+        crate::redact("x env-secret-0123456789 x", None),
+        format!("x {} x", crate::REDACTED)
+    );
 
     // AWS_PROFILE skips the environment's keys, as the SDK does.
     let env = env_of(&[
@@ -59,7 +66,10 @@ async fn profile_files_named_by_variables_and_merged() {
     let dir = tempfile::tempdir().unwrap();
     let credentials_file = dir.path().join("creds");
     let config_file = dir.path().join("conf");
-    write(&credentials_file, "[work]\naws_secret_access_key = work-secret-0123456789\n");
+    write(
+        &credentials_file,
+        "[work]\naws_secret_access_key = work-secret-0123456789\n",
+    );
     write(
         &config_file,
         "[profile work]\naws_access_key_id = AKIDWORK\nregion = eu-west-1\ns3 =\n  max_concurrent_requests = 20\n[profile assume]\nrole_arn = arn:aws:iam::123:role/x\nsource_profile = work\n",
@@ -77,13 +87,25 @@ async fn profile_files_named_by_variables_and_merged() {
     assert_eq!(credentials.secret_access_key, "work-secret-0123456789");
     assert_eq!(profile_region(&vars("work")).await.as_deref(), Some("eu-west-1"));
     let error = resolve_with(&vars("assume")).await.unwrap_err();
-    assert!(matches!(error, CredentialsError::Unsupported { what: "role assumption (role_arn)", .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            CredentialsError::Unsupported {
+                what: "role assumption (role_arn)",
+                ..
+            }
+        ),
+        "{error}"
+    );
     // A profile that is nowhere, and nothing else: the SDK's text.
     let error = resolve_with(&vars("missing")).await.unwrap_err();
     assert_eq!(error.to_string(), NO_CREDENTIALS);
-    let error = resolve_with(&env_of(&[("HOME", "/nonexistent"), ("AWS_WEB_IDENTITY_TOKEN_FILE", "/t")]))
-        .await
-        .unwrap_err();
+    let error = resolve_with(&env_of(&[
+        ("HOME", "/nonexistent"),
+        ("AWS_WEB_IDENTITY_TOKEN_FILE", "/t"),
+    ]))
+    .await
+    .unwrap_err();
     assert!(matches!(error, CredentialsError::WebIdentity));
 }
 
@@ -120,7 +142,10 @@ async fn sso_session_token_exchanged_at_the_portal() {
         requests[0].line,
         "GET /federation/credentials?account_id=111122223333&role_name=Dev"
     );
-    assert_eq!(requests[0].header("x-amz-sso_bearer_token"), Some("sso-access-token-0123456789"));
+    assert_eq!(
+        requests[0].header("x-amz-sso_bearer_token"),
+        Some("sso-access-token-0123456789")
+    );
     // Cached until shortly before they expire: no second request.
     resolve_with(&env).await.unwrap();
     assert_eq!(server.requests().len(), 1);
@@ -142,7 +167,10 @@ async fn sso_session_token_exchanged_at_the_portal() {
     // The legacy profile's token file is named by its start URL; none there yet.
     assert_eq!(resolve_with(&old).await.unwrap_err().to_string(), SSO_TOKEN_INVALID);
     write(
-        &home.path().join(format!(".aws/sso/cache/{}.json", sha1_hex("https://old.awsapps.com/start"))),
+        &home.path().join(format!(
+            ".aws/sso/cache/{}.json",
+            sha1_hex("https://old.awsapps.com/start")
+        )),
         r#"{"accessToken":"old-access-token-0123456789","expiresAt":"2001-01-01T00:00:00Z"}"#,
     );
     assert_eq!(resolve_with(&old).await.unwrap_err().to_string(), SSO_TOKEN_EXPIRED);
@@ -162,10 +190,16 @@ async fn sso_refusal_is_reported_without_the_token() {
         "[default]\nsso_start_url = https://refused.awsapps.com/start\nsso_region = us-east-1\nsso_account_id = 1\nsso_role_name = R\n",
     );
     write(
-        &home.path().join(format!(".aws/sso/cache/{}.json", sha1_hex("https://refused.awsapps.com/start"))),
+        &home.path().join(format!(
+            ".aws/sso/cache/{}.json",
+            sha1_hex("https://refused.awsapps.com/start")
+        )),
         r#"{"accessToken":"sso-refused-token-0123456789","expiresAt":"2099-01-01T00:00:00Z"}"#,
     );
-    let env = env_of(&[("HOME", home.path().to_str().unwrap()), ("AWS_ENDPOINT_URL", &server.base_url())]);
+    let env = env_of(&[
+        ("HOME", home.path().to_str().unwrap()),
+        ("AWS_ENDPOINT_URL", &server.base_url()),
+    ]);
     let error = resolve_with(&env).await.unwrap_err().to_string();
     assert!(error.starts_with("SSO GetRoleCredentials failed (401): "), "{error}");
     assert!(!error.contains("sso-refused-token-0123456789"), "{error}");
@@ -192,7 +226,10 @@ async fn container_credentials_with_an_authorization_token() {
     assert!(credentials.expires.is_some());
     let requests = server.requests();
     assert_eq!(requests[0].line, "GET /v1/credentials");
-    assert_eq!(requests[0].header("authorization"), Some("pod-identity-token-0123456789"));
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("pod-identity-token-0123456789")
+    );
 
     let env = env_of(&[("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://169.254.169.254/latest")]);
     let error = resolve_with(&env).await.unwrap_err();
@@ -201,9 +238,8 @@ async fn container_credentials_with_an_authorization_token() {
 
 #[test]
 fn ini_files_as_the_sdk_reads_them() {
-    let sections = parse_ini(
-        "# comment\n[default]\nregion=us-east-1 # trailing\n; other\n[profile  spaced ]\nKey = a=b\n",
-    );
+    let sections =
+        parse_ini("# comment\n[default]\nregion=us-east-1 # trailing\n; other\n[profile  spaced ]\nKey = a=b\n");
     assert_eq!(sections["default"]["region"], "us-east-1");
     assert_eq!(sections["profile spaced"]["key"], "a=b");
 }

@@ -26,7 +26,8 @@ use pi_agent_core::{AssistantMessageEvent, StopReason, Usage};
 use serde_json::Value;
 
 use crate::builder::MessageBuilder;
-use crate::driver::{Flow, ProtocolError, WireProtocol};
+use crate::driver::{Flow, ProtocolError};
+use crate::http::HttpError;
 use crate::sse::SseEvent;
 
 /// pi's text for a response that stopped for a reason that is an error.
@@ -111,12 +112,10 @@ impl Events {
         }
         let index = u64_field(&data, "contentBlockIndex");
         match name.as_str() {
-            "messageStart" => {
-                if data.get("role").and_then(Value::as_str) != Some("assistant") {
-                    return Err(ProtocolError::Reported {
-                        message: NOT_ASSISTANT.to_owned(),
-                    });
-                }
+            "messageStart" if data.get("role").and_then(Value::as_str) != Some("assistant") => {
+                return Err(ProtocolError::Reported {
+                    message: NOT_ASSISTANT.to_owned(),
+                });
             }
             "contentBlockStart" => {
                 if let Some(tool) = data.pointer("/start/toolUse") {
@@ -168,7 +167,13 @@ impl Events {
         Ok(Flow::Continue)
     }
 
-    fn on_delta(&mut self, index: u64, delta: &Value, builder: &mut MessageBuilder, out: &mut Vec<AssistantMessageEvent>) {
+    fn on_delta(
+        &mut self,
+        index: u64,
+        delta: &Value,
+        builder: &mut MessageBuilder,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) {
         let open = self.open.get(&index).cloned();
         if let Some(text) = delta.get("text").and_then(Value::as_str) {
             let key = match open {
@@ -201,7 +206,11 @@ impl Events {
             if let Some(text) = reasoning.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
                 out.push(builder.thinking_delta(&key, text));
             }
-            if let Some(piece) = reasoning.get("signature").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            if let Some(piece) = reasoning
+                .get("signature")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
                 let signature = self.signatures.entry(key.clone()).or_default();
                 signature.push_str(piece);
                 builder.set_thinking_signature(&key, signature.clone(), false);
@@ -223,41 +232,28 @@ impl Events {
     }
 }
 
-/// The [`WireProtocol`] of `bedrock-converse-stream`: the events above, the AWS event-stream
-/// framing, and the request's authorization (see the module docs of [`crate::bedrock`]).
-pub(crate) struct BedrockProtocol {
-    pub(crate) provider: String,
-    pub(crate) events: Events,
-    pub(crate) auth: super::Auth,
-}
-
-impl WireProtocol for BedrockProtocol {
-    fn on_event(
-        &mut self,
-        event: SseEvent,
-        builder: &mut MessageBuilder,
-        out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<Flow, ProtocolError> {
-        self.events.on_event(&self.provider, event, builder, out)
-    }
-
-    fn on_body_end(
-        &mut self,
-        _builder: &mut MessageBuilder,
-        _out: &mut Vec<AssistantMessageEvent>,
-    ) -> Result<StopReason, ProtocolError> {
-        self.events.on_body_end()
-    }
-
-    fn framing(&self) -> crate::driver::Framing {
-        crate::driver::Framing::AwsEventStream
-    }
-
-    fn authorize(&mut self, url: &str, headers: &mut Vec<(String, String)>, body: &[u8]) -> Result<(), ProtocolError> {
-        self.auth.apply(url, headers, body)
-    }
-
-    fn http_error_text(&self, error: &crate::http::HttpError) -> Option<String> {
-        super::http_error_text(error)
-    }
+/// pi's text of an HTTP error, by the exception its status stands for (see the module docs of `crate::bedrock`).
+pub(crate) fn http_error_text(error: &HttpError) -> Option<String> {
+    let HttpError::Status { status, body } = error else {
+        return None;
+    };
+    let exception = match status {
+        400 => "ValidationException",
+        403 => "AccessDeniedException",
+        404 => "ResourceNotFoundException",
+        408 => "ModelTimeoutException",
+        424 => "ModelErrorException",
+        429 => "ThrottlingException",
+        500 => "InternalServerException",
+        503 => "ServiceUnavailableException",
+        _ => return None,
+    };
+    let message = serde_json::from_str::<Value>(body).ok().and_then(|value| {
+        value
+            .get("message")
+            .or_else(|| value.get("Message"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    })?;
+    Some(format!("{}: {message}", exception_prefix(exception)))
 }

@@ -40,16 +40,17 @@ use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, si
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 use futures::StreamExt;
-use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamOptions};
-use serde_json::Value;
+use pi_agent_core::{AssistantMessageEvent, AssistantMessageStream, LlmContext, Model, StopReason, StreamOptions};
 
-use crate::driver::{self, PreparedRequest, ProtocolError};
+use crate::builder::MessageBuilder;
+use crate::driver::{self, Flow, PreparedRequest, ProtocolError, WireProtocol};
 use crate::google_vertex::Env;
 use crate::http::{HttpClient, HttpError};
 use crate::redact::register_secret;
+use crate::sse::SseEvent;
 
 use credentials::AwsCredentials;
-use events::{BedrockProtocol, Events};
+use events::Events;
 
 /// The `api` value of this wire API.
 pub const API: &str = "bedrock-converse-stream";
@@ -87,7 +88,8 @@ impl Auth {
                 region,
                 time,
             } => {
-                let host = host_of(url).ok_or_else(|| ProtocolError::Unauthorized(format!("Invalid endpoint: {url}")))?;
+                let host =
+                    host_of(url).ok_or_else(|| ProtocolError::Unauthorized(format!("Invalid endpoint: {url}")))?;
                 let signed = [("content-type", "application/json"), ("host", host.as_str())];
                 let added = sign_v4(credentials, region, SERVICE, *time, "POST", url, &signed, body)
                     .map_err(ProtocolError::Unauthorized)?;
@@ -165,8 +167,11 @@ fn standard_endpoint_region(base_url: &str) -> Option<String> {
     let region = rest
         .strip_suffix(".amazonaws.com")
         .or_else(|| rest.strip_suffix(".amazonaws.com.cn"))?;
-    (!region.is_empty() && region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
-        .then(|| region.to_owned())
+    (!region.is_empty()
+        && region
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+    .then(|| region.to_owned())
 }
 
 /// The model id as a path segment: every byte but `A-Z a-z 0-9 - _ . ~` percent-encoded (the
@@ -177,7 +182,8 @@ fn path_segment(id: &str) -> String {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
             out.push(byte as char);
         } else {
-            out.push_str(&format!("%{byte:02X}"));
+            use std::fmt::Write as _;
+            let _ = write!(out, "%{byte:02X}");
         }
     }
     out
@@ -195,9 +201,9 @@ fn endpoint(model: &Model, env: &Env) -> (Option<String>, Option<String>) {
     let base = model.base_url.trim();
     let standard = standard_endpoint_region(base);
     let explicit = !base.is_empty() && (standard.is_none() || (configured.is_none() && !profile));
-    let region = configured.or_else(|| standard.clone().filter(|_| explicit)).or_else(|| {
-        (!profile).then(|| "us-east-1".to_owned())
-    });
+    let region = configured
+        .or_else(|| standard.clone().filter(|_| explicit))
+        .or_else(|| (!profile).then(|| "us-east-1".to_owned()));
     (explicit.then(|| base.trim_end_matches('/').to_owned()), region)
 }
 
@@ -208,32 +214,6 @@ fn regional_endpoint(region: &str) -> String {
         "amazonaws.com"
     };
     format!("https://bedrock-runtime.{region}.{suffix}")
-}
-
-/// pi's text of an HTTP error, by the exception its status stands for (see the module docs).
-fn http_error_text(error: &HttpError) -> Option<String> {
-    let HttpError::Status { status, body } = error else {
-        return None;
-    };
-    let exception = match status {
-        400 => "ValidationException",
-        403 => "AccessDeniedException",
-        404 => "ResourceNotFoundException",
-        408 => "ModelTimeoutException",
-        424 => "ModelErrorException",
-        429 => "ThrottlingException",
-        500 => "InternalServerException",
-        503 => "ServiceUnavailableException",
-        _ => return None,
-    };
-    let message = serde_json::from_str::<Value>(body).ok().and_then(|value| {
-        value
-            .get("message")
-            .or_else(|| value.get("Message"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    })?;
-    Some(format!("{}: {message}", events::exception_prefix(exception)))
 }
 
 /// Streams one response of `model`, reading the process environment.
@@ -352,6 +332,45 @@ pub(crate) fn stream_at(
         driver::drive(client, &model, request, protocol, cancel)
     };
     Box::pin(futures::stream::once(prepared).flatten())
+}
+
+/// The [`WireProtocol`] of `bedrock-converse-stream`: the events above, the AWS event-stream
+/// framing, and the request's authorization (see the module docs).
+pub(crate) struct BedrockProtocol {
+    pub(crate) provider: String,
+    pub(crate) events: Events,
+    pub(crate) auth: Auth,
+}
+
+impl WireProtocol for BedrockProtocol {
+    fn on_event(
+        &mut self,
+        event: SseEvent,
+        builder: &mut MessageBuilder,
+        out: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<Flow, ProtocolError> {
+        self.events.on_event(&self.provider, event, builder, out)
+    }
+
+    fn on_body_end(
+        &mut self,
+        _builder: &mut MessageBuilder,
+        _out: &mut Vec<AssistantMessageEvent>,
+    ) -> Result<StopReason, ProtocolError> {
+        self.events.on_body_end()
+    }
+
+    fn framing(&self) -> crate::driver::Framing {
+        crate::driver::Framing::AwsEventStream
+    }
+
+    fn authorize(&mut self, url: &str, headers: &mut Vec<(String, String)>, body: &[u8]) -> Result<(), ProtocolError> {
+        self.auth.apply(url, headers, body)
+    }
+
+    fn http_error_text(&self, error: &HttpError) -> Option<String> {
+        events::http_error_text(error)
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The body of `POST /model/{modelId}/converse-stream`, built from the agent transcript the way
 //! pi-ai 0.73.1's Bedrock provider builds its `ConverseStreamCommand` input, in the JSON form the
-//! AWS SDK sends it (members in the SDK's alphabetical order, absent ones left out, image bytes as
-//! base64):
+//! AWS SDK sends it (members in pi-ai's order, absent ones left out, image bytes as base64;
+//! compared with requests recorded from pi 0.73.1 in `tests/bedrock.rs`):
 //!
 //! * `additionalModelRequestFields`: for a Claude reasoning model asked for a level, extended
 //!   thinking — `{type: "adaptive", display}` with `output_config.effort` for Opus 4.6 / 4.7 and
@@ -162,18 +162,8 @@ pub(crate) fn body(
         json!({"cachePoint": point})
     });
 
+    // The members in the order pi-ai builds them (the SDK keeps it).
     let mut body = Map::new();
-    if let Some(additional) = additional {
-        body.insert("additionalModelRequestFields".into(), additional);
-    }
-    let mut inference = Map::new();
-    if let Some(max_tokens) = max_tokens {
-        inference.insert("maxTokens".into(), json!(max_tokens));
-    }
-    if let Some(temperature) = options.temperature {
-        inference.insert("temperature".into(), json!(temperature));
-    }
-    body.insert("inferenceConfig".into(), Value::Object(inference));
     let mut messages = messages(model, context.messages);
     if let (Some(point), Some(last)) = (&cache, messages.last_mut())
         && last["role"] == "user"
@@ -187,8 +177,19 @@ pub(crate) fn body(
         system.extend(cache.clone());
         body.insert("system".into(), Value::Array(system));
     }
+    let mut inference = Map::new();
+    if let Some(max_tokens) = max_tokens {
+        inference.insert("maxTokens".into(), json!(max_tokens));
+    }
+    if let Some(temperature) = options.temperature {
+        inference.insert("temperature".into(), json!(temperature));
+    }
+    body.insert("inferenceConfig".into(), Value::Object(inference));
     if let Some(config) = tool_config(context, options.tool_choice.as_ref()) {
         body.insert("toolConfig".into(), config);
+    }
+    if let Some(additional) = additional {
+        body.insert("additionalModelRequestFields".into(), additional);
     }
     Value::Object(body)
 }
@@ -201,10 +202,11 @@ fn tool_config(context: &LlmContext<'_>, choice: Option<&ToolChoice>) -> Option<
         .tools
         .iter()
         .map(|tool| {
+            // The SDK's order of the members.
             json!({"toolSpec": {
                 "name": tool.name(),
-                "description": tool.description(),
                 "inputSchema": {"json": tool.parameters().schema()},
+                "description": tool.description(),
             }})
         })
         .collect();
@@ -428,7 +430,10 @@ mod tests {
             ..Default::default()
         };
         let user = AgentMessage::User(UserMessage {
-            content: UserContent::Blocks(vec![ContentBlock::text("look"), ContentBlock::image("aGk=", "image/png")]),
+            content: UserContent::Blocks(vec![
+                ContentBlock::text("look"),
+                ContentBlock::image("aGk=", "image/png"),
+            ]),
             timestamp: 0,
         });
         let body = body_for(&claude, &[user, assistant.clone().into()], &StreamOptions::default());
@@ -445,7 +450,11 @@ mod tests {
             content: vec![ContentBlock::Thinking(thinking)],
             ..Default::default()
         };
-        let body = body_for(&other, &[AgentMessage::user("q"), foreign.into()], &StreamOptions::default());
+        let body = body_for(
+            &other,
+            &[AgentMessage::user("q"), foreign.into()],
+            &StreamOptions::default(),
+        );
         assert_eq!(body["messages"][1]["content"], json!([{"text": "pondering"}]));
     }
 }

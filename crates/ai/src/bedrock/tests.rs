@@ -61,7 +61,10 @@ fn signed_headers_of_a_converse_stream_request() {
     let mut headers = vec![("x-custom".to_owned(), "kept".to_owned())];
     let url = "https://bedrock-runtime.us-west-2.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream";
     auth.apply(url, &mut headers, br#"{"messages":[]}"#).unwrap();
-    let text: String = headers.iter().map(|(name, value)| format!("{name}: {value}\n")).collect();
+    let text: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\n"))
+        .collect();
     insta::assert_snapshot!(text);
 
     let mut headers = Vec::new();
@@ -97,23 +100,35 @@ fn region_and_endpoint_as_pi_resolves_them() {
         (None, Some("ap-south-1".to_owned()))
     );
     // A profile: the region comes from it.
-    assert_eq!(endpoint(&model(standard), &env_of(&[("AWS_PROFILE", "dev")])), (None, None));
+    assert_eq!(
+        endpoint(&model(standard), &env_of(&[("AWS_PROFILE", "dev")])),
+        (None, None)
+    );
     // A custom endpoint is always used; its region is the configured one, else us-east-1.
     let proxy = "http://127.0.0.1:9/bedrock/";
     assert_eq!(
         endpoint(&model(proxy), &env_of(&[("AWS_REGION", "us-west-2")])),
-        (Some("http://127.0.0.1:9/bedrock".to_owned()), Some("us-west-2".to_owned()))
+        (
+            Some("http://127.0.0.1:9/bedrock".to_owned()),
+            Some("us-west-2".to_owned())
+        )
     );
     assert_eq!(
         endpoint(&model(proxy), &env_of(&[])),
-        (Some("http://127.0.0.1:9/bedrock".to_owned()), Some("us-east-1".to_owned()))
+        (
+            Some("http://127.0.0.1:9/bedrock".to_owned()),
+            Some("us-east-1".to_owned())
+        )
     );
     assert_eq!(
         standard_endpoint_region("https://bedrock-runtime-fips.us-gov-west-1.amazonaws.com"),
         Some("us-gov-west-1".to_owned())
     );
     assert_eq!(standard_endpoint_region("https://bedrock.example.com"), None);
-    assert_eq!(regional_endpoint("cn-north-1"), "https://bedrock-runtime.cn-north-1.amazonaws.com.cn");
+    assert_eq!(
+        regional_endpoint("cn-north-1"),
+        "https://bedrock-runtime.cn-north-1.amazonaws.com.cn"
+    );
     assert_eq!(
         path_segment("arn:aws:bedrock:us-east-1:123:inference-profile/us.anthropic.claude-x-v1:0"),
         "arn%3Aaws%3Abedrock%3Aus-east-1%3A123%3Ainference-profile%2Fus.anthropic.claude-x-v1%3A0"
@@ -127,17 +142,20 @@ fn http_errors_in_pis_words() {
         body: body.to_owned(),
     };
     assert_eq!(
-        http_error_text(&status(400, r#"{"message":"Input is too long for requested model."}"#)).as_deref(),
+        events::http_error_text(&status(400, r#"{"message":"Input is too long for requested model."}"#)).as_deref(),
         Some("Validation error: Input is too long for requested model.")
     );
     assert_eq!(
-        http_error_text(&status(403, r#"{"Message":"no access"}"#)).as_deref(),
+        events::http_error_text(&status(403, r#"{"Message":"no access"}"#)).as_deref(),
         Some("AccessDeniedException: no access")
     );
     assert_eq!(
-        http_error_text(&status(503, r#"{"message":"later"}"#)).as_deref(),
+        events::http_error_text(&status(503, r#"{"message":"later"}"#)).as_deref(),
         Some("Service unavailable: later")
     );
-    assert_eq!(http_error_text(&status(502, r#"{"message":"bad gateway"}"#)), None);
-    assert_eq!(http_error_text(&status(400, "<html>")), None);
+    assert_eq!(
+        events::http_error_text(&status(502, r#"{"message":"bad gateway"}"#)),
+        None
+    );
+    assert_eq!(events::http_error_text(&status(400, "<html>")), None);
 }
