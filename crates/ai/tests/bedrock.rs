@@ -465,3 +465,88 @@ async fn no_secret_in_errors() {
     assert!(error.starts_with("401 status code: "), "{error}");
     assert!(!error.contains(bearer), "{error}");
 }
+
+/// Our events against the ones pi-ai 0.73.1 produced (through the AWS SDK's decoder) for the same
+/// answers (`data/bedrock-streams-pi-0.73.1.json`, recorded by `data/record-bedrock-streams.mjs`):
+/// the event types, and the final message's content, stop reason, error text and token counts.
+/// One difference, the driver's for every API: a request that fails before its response starts
+/// still begins with `start` here (pi-ai's Bedrock sends `start` on `messageStart`).
+#[tokio::test]
+async fn events_equal_the_ones_pi_produces() {
+    let recorded: serde_json::Value =
+        serde_json::from_str(include_str!("data/bedrock-streams-pi-0.73.1.json")).unwrap();
+    for (name, case) in recorded.as_object().unwrap() {
+        let answer = case["answer"].as_array().unwrap();
+        let reply = if let Some(status) = answer[0].as_u64() {
+            Reply::json(u16::try_from(status).unwrap(), &answer[2].to_string())
+        } else {
+            let frames = answer
+                .iter()
+                .map(|frame| {
+                    let kind = frame[0].as_str().unwrap();
+                    let type_header = if kind == "exception" {
+                        ":exception-type"
+                    } else {
+                        ":event-type"
+                    };
+                    bedrock::frame(
+                        &[
+                            (type_header, frame[1].as_str().unwrap()),
+                            (":content-type", "application/json"),
+                            (":message-type", kind),
+                        ],
+                        frame[2].to_string().as_bytes(),
+                    )
+                })
+                .collect();
+            bedrock::reply(frames)
+        };
+        let server = MockServer::start(vec![reply]).await;
+        let model = bedrock::model(server.url(""));
+        let events = run(&model, &[user("hi")], &StreamOptions::default()).await;
+        let mut types = kinds(&events);
+        if case["types"][0] != "start" {
+            assert_eq!(types.remove(0), "start", "{name}");
+        }
+        let expected: Vec<&str> = case["types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert_eq!(types, expected, "{name}");
+        let message = final_message(&events);
+        let mut content = serde_json::to_value(&message.content).unwrap();
+        // pi-ai leaves its block index on a block the stream never closed; it is not part of the message.
+        let mut expected_content = case["content"].clone();
+        for block in expected_content.as_array_mut().unwrap() {
+            block.as_object_mut().unwrap().remove("index");
+        }
+        for block in content.as_array_mut().unwrap() {
+            block.as_object_mut().unwrap().retain(|_, value| !value.is_null());
+        }
+        assert_eq!(content, expected_content, "{name}");
+        assert_eq!(
+            serde_json::to_value(message.stop_reason).unwrap(),
+            case["stopReason"],
+            "{name}"
+        );
+        assert_eq!(
+            message.error_message.as_deref(),
+            case["errorMessage"].as_str(),
+            "{name}"
+        );
+        let usage = &case["usage"];
+        assert_eq!(
+            [
+                message.usage.input,
+                message.usage.output,
+                message.usage.cache_read,
+                message.usage.cache_write,
+                message.usage.total_tokens
+            ],
+            ["input", "output", "cacheRead", "cacheWrite", "totalTokens"].map(|key| usage[key].as_u64().unwrap()),
+            "{name}"
+        );
+    }
+}
