@@ -243,18 +243,6 @@ pub fn stream_with_env(
     options: &StreamOptions,
     env: Env,
 ) -> AssistantMessageStream {
-    stream_at(client, model, context, options, env, None)
-}
-
-/// [`stream_with_env`] signing at `time` instead of the clock (for tests).
-pub(crate) fn stream_at(
-    client: &HttpClient,
-    model: &Model,
-    context: &LlmContext<'_>,
-    options: &StreamOptions,
-    env: Env,
-    time: Option<SystemTime>,
-) -> AssistantMessageStream {
     let configured = set(&env, "AWS_REGION").or_else(|| set(&env, "AWS_DEFAULT_REGION"));
     let body = request::body(model, context, options, configured.as_deref(), &env);
     let (base, region) = endpoint(model, &env);
@@ -307,7 +295,7 @@ pub(crate) fn stream_at(
             Auth::SigV4 {
                 credentials,
                 region: region.clone(),
-                time: time.unwrap_or_else(SystemTime::now),
+                time: SystemTime::now(),
             }
         };
         let base = base.unwrap_or_else(|| regional_endpoint(&region));
