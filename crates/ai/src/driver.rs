@@ -63,6 +63,17 @@ pub enum ProtocolError {
         /// What is missing (`no response.completed event`).
         missing: &'static str,
     },
+    /// An AWS event-stream frame is corrupt (a CRC mismatch, a bad length or header).
+    #[error("Malformed event stream from {provider}: {error}")]
+    MalformedFrame {
+        /// The provider named in the text.
+        provider: String,
+        /// What the frame decoder reported.
+        error: String,
+    },
+    /// The request could not be authorized (signed) before it was sent.
+    #[error("{0}")]
+    Unauthorized(String),
     /// The Anthropic body ended before `message_stop`.
     #[error("Anthropic stream ended before message_stop")]
     NoMessageStop,
@@ -119,6 +130,24 @@ fn not_an_event_stream(provider: &str, start: &[u8]) -> Option<ProtocolError> {
     })
 }
 
+/// The error for a body that should be an AWS event stream and held no frame: its start quoted
+/// (a JSON error object, an HTML page), or `None` when it is empty.
+fn not_binary_events(provider: &str, start: &[u8]) -> Option<ProtocolError> {
+    if start.is_empty() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(start);
+    let json_error = serde_json::from_str::<Value>(text.trim())
+        .err()
+        .filter(|error| !(error.is_eof() && start.len() >= KEPT_BODY_BYTES))
+        .map(|error| json_error(&error));
+    Some(ProtocolError::NotAnEventStream {
+        provider: provider.to_owned(),
+        json_error,
+        excerpt: redacted_excerpt(&text, BODY_EXCERPT_CHARS, None),
+    })
+}
+
 /// Longest part of a JSON parser's message quoted in an error (its message can quote a whole
 /// string value of the data: `invalid type: string "…", expected u64`).
 const JSON_ERROR_CHARS: usize = 200;
@@ -138,6 +167,18 @@ fn json_error(error: &serde_json::Error) -> String {
 
 fn quoted_data(data: Option<&str>) -> String {
     data.map(|data| format!(" (data: {data})")).unwrap_or_default()
+}
+
+/// How a response body is framed into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framing {
+    /// Server-sent events (`text/event-stream`).
+    #[default]
+    ServerSentEvents,
+    /// The AWS binary event stream (`application/vnd.amazon.eventstream`); each message becomes an
+    /// [`SseEvent`] whose `event` is its event (or exception) type, `data` its payload and `id`
+    /// its message type (`event`, `exception`, `error`).
+    AwsEventStream,
 }
 
 /// What a protocol says after an event.
@@ -173,6 +214,26 @@ pub trait WireProtocol: Send + 'static {
         builder: &mut MessageBuilder,
         out: &mut Vec<AssistantMessageEvent>,
     ) -> Result<StopReason, ProtocolError>;
+
+    /// How the response body is framed; server-sent events unless the API says otherwise.
+    fn framing(&self) -> Framing {
+        Framing::ServerSentEvents
+    }
+
+    /// Called once, after the payload hook and before the request is first sent, with the URL,
+    /// the headers and the exact body bytes; adds what authorizes the request (a signature). An
+    /// `Err` ends the response with its text, nothing sent.
+    fn authorize(&mut self, url: &str, headers: &mut Vec<(String, String)>, body: &[u8]) -> Result<(), ProtocolError> {
+        let _ = (url, headers, body);
+        Ok(())
+    }
+
+    /// The text of a request that failed before its body streamed, when the API words it its own
+    /// way (`None`: the [`HttpError`]'s own text).
+    fn http_error_text(&self, error: &HttpError) -> Option<String> {
+        let _ = error;
+        None
+    }
 }
 
 /// A prepared HTTP request.
@@ -226,7 +287,8 @@ pub fn drive(
         builder: Some(MessageBuilder::new(model)),
         cancel,
         body: None,
-        parser: SseParser::default(),
+        decoder: BodyDecoder::default(),
+        authorized: false,
         sse: VecDeque::new(),
         out: VecDeque::new(),
         started: false,
@@ -271,6 +333,18 @@ pub(crate) fn failed_or_aborted(model: &Model, message: String, aborted: bool) -
     Box::pin(futures::stream::iter([start, error]))
 }
 
+/// The decoder of the body's framing.
+enum BodyDecoder {
+    Sse(SseParser),
+    Aws(crate::event_stream::EventStreamDecoder),
+}
+
+impl Default for BodyDecoder {
+    fn default() -> Self {
+        BodyDecoder::Sse(SseParser::default())
+    }
+}
+
 type Body = futures::stream::BoxStream<'static, Result<bytes::Bytes, HttpError>>;
 
 struct Driver<P> {
@@ -286,7 +360,9 @@ struct Driver<P> {
     builder: Option<MessageBuilder>,
     cancel: CancellationToken,
     body: Option<Body>,
-    parser: SseParser,
+    decoder: BodyDecoder,
+    /// The protocol authorized the request.
+    authorized: bool,
     sse: VecDeque<SseEvent>,
     out: VecDeque<AssistantMessageEvent>,
     started: bool,
@@ -320,9 +396,21 @@ impl<P: WireProtocol> Driver<P> {
                 continue;
             }
             if self.ended {
+                let cut = matches!(&self.decoder, BodyDecoder::Aws(decoder) if decoder.cut_short());
                 if !self.events_seen
-                    && let Some(error) = not_an_event_stream(&self.provider, &self.body_start)
+                    && let Some(error) = match &self.decoder {
+                        BodyDecoder::Sse(_) => not_an_event_stream(&self.provider, &self.body_start),
+                        BodyDecoder::Aws(_) => not_binary_events(&self.provider, &self.body_start),
+                    }
                 {
+                    self.finish(Err((error.to_string(), false)));
+                    continue;
+                }
+                if cut {
+                    let error = ProtocolError::Incomplete {
+                        provider: self.provider.clone(),
+                        missing: "its last event-stream frame was cut",
+                    };
                     self.finish(Err((error.to_string(), false)));
                     continue;
                 }
@@ -351,6 +439,21 @@ impl<P: WireProtocol> Driver<P> {
                     }
                     continue;
                 }
+                if !self.authorized {
+                    self.authorized = true;
+                    if self.protocol.framing() == Framing::AwsEventStream {
+                        self.decoder = BodyDecoder::Aws(Default::default());
+                    }
+                    // The bytes `HttpClient` sends: `serde_json::to_vec` of the same value.
+                    let body = serde_json::to_vec(&self.request.body).unwrap_or_default();
+                    if let Err(error) = self
+                        .protocol
+                        .authorize(&self.request.url, &mut self.request.headers, &body)
+                    {
+                        self.finish(Err((error.to_string(), false)));
+                    }
+                    continue;
+                }
                 let request = HttpRequest {
                     url: self.request.url.clone(),
                     headers: self.request.headers.clone(),
@@ -367,7 +470,11 @@ impl<P: WireProtocol> Driver<P> {
                     }
                     Err(error) => {
                         let aborted = matches!(error, HttpError::Aborted | HttpError::AbortedBeforeResponse);
-                        self.finish(Err((error.to_string(), aborted)));
+                        let text = self
+                            .protocol
+                            .http_error_text(&error)
+                            .unwrap_or_else(|| error.to_string());
+                        self.finish(Err((text, aborted)));
                     }
                 }
                 continue;
@@ -378,7 +485,29 @@ impl<P: WireProtocol> Driver<P> {
                         let room = KEPT_BODY_BYTES - self.body_start.len();
                         self.body_start.extend_from_slice(&chunk[..chunk.len().min(room)]);
                     }
-                    let events = self.parser.feed(&chunk);
+                    let events = match &mut self.decoder {
+                        BodyDecoder::Sse(parser) => parser.feed(&chunk),
+                        BodyDecoder::Aws(decoder) => match decoder.feed(&chunk) {
+                            Ok(events) => events,
+                            Err(error) => {
+                                let error = if self.events_seen {
+                                    ProtocolError::MalformedFrame {
+                                        provider: self.provider.clone(),
+                                        error,
+                                    }
+                                } else {
+                                    not_binary_events(&self.provider, &self.body_start).unwrap_or(
+                                        ProtocolError::MalformedFrame {
+                                            provider: self.provider.clone(),
+                                            error,
+                                        },
+                                    )
+                                };
+                                self.finish(Err((error.to_string(), false)));
+                                continue;
+                            }
+                        },
+                    };
                     if !events.is_empty() {
                         self.events_seen = true;
                         self.body_start = Vec::new();
@@ -390,7 +519,9 @@ impl<P: WireProtocol> Driver<P> {
                     self.finish(Err((error.to_string(), aborted)));
                 }
                 None => {
-                    if let Some(event) = self.parser.finish() {
+                    if let BodyDecoder::Sse(parser) = &mut self.decoder
+                        && let Some(event) = parser.finish()
+                    {
                         self.events_seen = true;
                         self.sse.push_back(event);
                     }

@@ -354,6 +354,40 @@ impl HttpClient {
         }
     }
 
+    /// GETs `url` once with `headers` (a credential endpoint) and returns the status and the body,
+    /// whatever the status; `secret` is redacted from error texts. The per-attempt timeout bounds
+    /// the whole exchange.
+    pub(crate) async fn get_once(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        secret: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<(u16, String), HttpError> {
+        let exchange = async {
+            let mut builder = self.client.get(url).header(reqwest::header::ACCEPT, "application/json");
+            for (name, value) in headers {
+                builder = builder.header(name, value);
+            }
+            let response = builder.send().await.map_err(|error| connection_error(&error, secret))?;
+            let status = response.status().as_u16();
+            let body = response
+                .text()
+                .await
+                .map_err(|error| connection_error(&error, secret))?;
+            Ok((status, body))
+        };
+        tokio::select! {
+            _ = cancel.cancelled() => Err(HttpError::AbortedBeforeResponse),
+            done = tokio::time::timeout(self.options.idle_timeout, exchange) => done.unwrap_or_else(|_| {
+                Err(HttpError::Transport(format!(
+                    "Request timed out: no response within {} (retry.provider.timeoutMs)",
+                    seconds(self.options.idle_timeout)
+                )))
+            }),
+        }
+    }
+
     /// The wait before the retry after `attempt`: what the server asked for, else the
     /// exponential backoff, capped by `max_retry_delay`; `failure` back when the server asks for
     /// more than that.

@@ -1,12 +1,12 @@
 //! LLM providers for pi.
 //!
-//! Eight wire APIs implement [`pi_agent_core::StreamFn`], each in its module:
+//! Nine wire APIs implement [`pi_agent_core::StreamFn`], each in its module:
 //! [`openai_completions`] (which also covers Ollama, vLLM, llama.cpp, LM Studio, OpenRouter,
 //! Groq …), [`anthropic`] (`anthropic-messages`), [`openai_responses`], [`google`]
 //! (`google-generative-ai`, Gemini), [`google_vertex`] (Gemini on Vertex AI, by API key or
 //! Application Default Credentials), [`mistral`] (`mistral-conversations`),
 //! [`azure_openai_responses`] (the Responses API on Azure OpenAI) and [`openai_codex_responses`]
-//! (ChatGPT-plan Codex). [`Providers`] picks one by the model's `api`. The [`ModelRegistry`] reads pi's `~/.pi/agent/models.json` and
+//! (ChatGPT-plan Codex) and [`bedrock`] (`bedrock-converse-stream`, Amazon Bedrock, SigV4-signed). [`Providers`] picks one by the model's `api`. The [`ModelRegistry`] reads pi's `~/.pi/agent/models.json` and
 //! resolves API keys from the usual environment variables.
 //!
 //! Secrets: every key and credential header value this crate resolves or is given is registered
@@ -23,9 +23,11 @@
 
 pub mod anthropic;
 pub mod azure_openai_responses;
+pub mod bedrock;
 mod builder;
 mod cost;
 mod driver;
+mod event_stream;
 pub mod google;
 pub mod google_vertex;
 mod http;
@@ -47,7 +49,7 @@ mod pi_recorded_tests;
 
 pub use builder::{MessageBuilder, ToolCallError};
 pub use cost::cost_of;
-pub use driver::{Flow, PreparedRequest, ProtocolError, WireProtocol, drive};
+pub use driver::{Flow, Framing, PreparedRequest, ProtocolError, WireProtocol, drive};
 pub use http::{HttpClient, HttpError, HttpOptions, HttpRequest, MAX_BACKOFF, ResponseHead};
 pub use overflow::{is_context_overflow, is_overflow_error_text};
 pub use partial_json::{ArgumentsAccumulator, parse_partial_json};

@@ -19,6 +19,7 @@ pub const SUPPORTED_APIS: &[&str] = &[
     "mistral-conversations",
     "azure-openai-responses",
     "openai-codex-responses",
+    "bedrock-converse-stream",
 ];
 
 /// Streams responses over whichever wire API the model uses.
@@ -26,12 +27,12 @@ pub const SUPPORTED_APIS: &[&str] = &[
 /// [`Providers`] resolves what a request needs besides the model and context — the API key (the
 /// call's own, else the registry's, else the provider's usual environment variable) and the
 /// model's header values — and hands the call to `openai_completions`, `anthropic`,
-/// `openai_responses`, `google`, `google_vertex`, `mistral`, `azure_openai_responses` or `openai_codex_responses`. A model of another API fails with pi's text
+/// `openai_responses`, `google`, `google_vertex`, `mistral`, `azure_openai_responses`, `openai_codex_responses` or `bedrock`. A model of another API fails with pi's text
 /// `No API provider registered for api: <api>`; a remote provider without a key fails with
 /// `No API key for provider: <name>` before anything is sent. Servers on the local machine
-/// (`localhost`, `127.0.0.1`, `[::1]`) need no key, and neither does `google-vertex`, which
-/// authenticates with Application Default Credentials without one (read through the registry's
-/// environment).
+/// (`localhost`, `127.0.0.1`, `[::1]`) need no key, and neither do `google-vertex`, which
+/// authenticates with Application Default Credentials without one, and `bedrock-converse-stream`,
+/// which finds its AWS credentials itself (both read through the registry's environment).
 ///
 /// ```no_run
 /// use std::sync::Arc;
@@ -102,7 +103,11 @@ impl StreamFn for Providers {
             return driver::failed(model, format!("No API provider registered for api: {api}"));
         }
         let api_key = self.api_key(model, options);
-        if api_key.is_none() && !is_local_url(&model.base_url) && api != crate::google_vertex::API {
+        if api_key.is_none()
+            && !is_local_url(&model.base_url)
+            && api != crate::google_vertex::API
+            && api != crate::bedrock::API
+        {
             let hint = match env_var_for_provider(&model.provider) {
                 Some(var) => format!("set {var} or \"apiKey\" for the provider in models.json"),
                 None => "set \"apiKey\" for the provider in models.json".to_owned(),
@@ -159,6 +164,9 @@ impl StreamFn for Providers {
             }
             "google-vertex" => {
                 crate::google_vertex::stream_with_env(&self.client, model, context, &options, self.env())
+            }
+            "bedrock-converse-stream" => {
+                crate::bedrock::stream_with_env(&self.client, model, context, &options, self.env())
             }
             _ => crate::openai_responses::stream(&self.client, model, context, &options),
         }

@@ -747,16 +747,13 @@ async fn dispatcher_errors_and_local_servers() {
     };
 
     let mut unknown = model(&server);
-    unknown.api = "bedrock-converse-stream".into();
+    unknown.api = "not-an-api".into();
     let events: Vec<_> = providers
         .stream(&unknown, &context, &StreamOptions::default())
         .collect()
         .await;
     assert_eq!(kinds(&events), ["start", "error"]);
-    assert_eq!(
-        error_message(&events),
-        "No API provider registered for api: bedrock-converse-stream"
-    );
+    assert_eq!(error_message(&events), "No API provider registered for api: not-an-api");
 
     let mut remote = model(&server);
     remote.provider = "openai".into();

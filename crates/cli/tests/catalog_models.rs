@@ -2,11 +2,11 @@
 //! against a mock server on 127.0.0.1 (the provider's `baseUrl` moved there in `models.json`, its
 //! key from its usual variable), with the request each sends as a snapshot — over the OpenAI
 //! chat-completions API, Google's Gemini API, Mistral's, the Responses API on Azure and ChatGPT's
-//! Codex; and a model over an API this pi does not implement yet.
+//! Codex, Amazon Bedrock (SigV4-signed, credentials from the environment or an AWS profile).
 
 use pi_test_support::sandbox::{Sandbox, output, text};
 use pi_test_support::{MockServer, Reply};
-use pi_test_support::{google, mistral, openai, openai_responses};
+use pi_test_support::{bedrock, google, mistral, openai, openai_responses};
 use serde_json::{Value, json};
 
 /// The request body without what depends on the machine: each message's role only, and the tools'
@@ -254,21 +254,104 @@ async fn a_chatgpt_codex_model_with_the_logins_access_token() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_model_over_an_api_not_built_yet_fails_naming_the_api() {
-    let (server, output) = run(
+async fn a_bedrock_model_signed_with_keys_from_the_environment() {
+    let server = MockServer::start(vec![bedrock::text("Hi from Bedrock.")]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.write_models_json(&json!({"providers": {"amazon-bedrock": {"baseUrl": server.url("")}}}).to_string());
+    let mut command = sandbox.command(&[
+        "-p",
+        "--provider",
         "amazon-bedrock",
-        "AWS_PROFILE",
-        "default",
-        &["--model", "amazon.nova-lite-v1:0"],
+        "--model",
+        "amazon.nova-lite-v1:0",
+        "hi",
+    ]);
+    command
+        .env("AWS_ACCESS_KEY_ID", "AKIDCLITEST")
+        .env("AWS_SECRET_ACCESS_KEY", "cli-bedrock-secret-0123")
+        .env("AWS_REGION", "eu-west-1");
+    let output = output(command).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Hi from Bedrock.\n");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].line, "POST /model/amazon.nova-lite-v1%3A0/converse-stream");
+    let authorization = requests[0].header("authorization").unwrap_or_default();
+    assert!(
+        authorization.starts_with("AWS4-HMAC-SHA256 Credential=AKIDCLITEST/")
+            && authorization.contains("/eu-west-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date, "),
+        "{authorization}"
+    );
+    let mut body = requests[0].json();
+    body["system"] = json!("(pi's system prompt)");
+    if let Some(messages) = body["messages"].as_array_mut() {
+        for message in messages {
+            *message = json!({"role": message["role"]});
+        }
+    }
+    if let Some(tools) = body["toolConfig"]["tools"].as_array_mut() {
+        for tool in tools {
+            *tool = tool["toolSpec"]["name"].clone();
+        }
+    }
+    insta::assert_snapshot!(
+        "bedrock_nova_lite_request",
+        serde_json::to_string_pretty(&body).unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bedrock_model_with_an_aws_profile_and_its_region() {
+    let server = MockServer::start(vec![bedrock::text("Hi from a profile.")]).await;
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    sandbox.write_models_json(&json!({"providers": {"amazon-bedrock": {"baseUrl": server.url("")}}}).to_string());
+    let aws = sandbox.home.join(".aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(
+        aws.join("credentials"),
+        "[work]\naws_access_key_id = AKIDPROFILE\naws_secret_access_key = cli-profile-secret-0123\n",
     )
-    .await;
-    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    .unwrap();
+    std::fs::write(aws.join("config"), "[profile work]\nregion = ap-southeast-2\n").unwrap();
+    let mut command = sandbox.command(&[
+        "-p",
+        "--provider",
+        "amazon-bedrock",
+        "--model",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "hi",
+    ]);
+    command.env("AWS_PROFILE", "work");
+    let done = output(command).await;
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    assert_eq!(text(&done.stdout), "Hi from a profile.\n");
+    let authorization = server.requests()[0]
+        .header("authorization")
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        authorization.contains("Credential=AKIDPROFILE/") && authorization.contains("/ap-southeast-2/bedrock/"),
+        "{authorization}"
+    );
+
+    // Without credentials anywhere: the SDK's text, nothing sent.
+    let mut command = sandbox.command(&[
+        "-p",
+        "--provider",
+        "amazon-bedrock",
+        "--model",
+        "amazon.nova-lite-v1:0",
+        "hi",
+    ]);
+    command.env("AWS_REGION", "us-east-1");
+    let output = output(command).await;
+    assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
     assert!(
-        stderr.contains("No API provider registered for api: bedrock-converse-stream"),
+        stderr.contains("Could not load credentials from any providers"),
         "{stderr}"
     );
-    assert!(server.requests().is_empty(), "nothing was sent");
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]

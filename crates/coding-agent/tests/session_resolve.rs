@@ -641,9 +641,15 @@ fn forcing_needs_a_model_with_named_tool_choice() {
 }
 
 #[test]
-fn gemini_vertex_and_mistral_models_can_be_forced_to_a_tool() {
-    // Gemini and Vertex limit the call to the tool (`allowedFunctionNames`); Mistral names it.
-    for api in ["google-generative-ai", "google-vertex", "mistral-conversations"] {
+fn gemini_vertex_mistral_and_bedrock_models_can_be_forced_to_a_tool() {
+    // Gemini and Vertex limit the call to the tool (`allowedFunctionNames`); Mistral names it,
+    // Bedrock's Converse API too (`toolChoice: {tool: {name}}`).
+    for api in [
+        "google-generative-ai",
+        "google-vertex",
+        "mistral-conversations",
+        "bedrock-converse-stream",
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let faux = FauxModel::new();
         let mut model = faux.model();

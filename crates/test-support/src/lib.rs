@@ -81,6 +81,7 @@
 //! ```
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod conformance;
 pub mod extensions;
 pub mod faults;

@@ -123,6 +123,13 @@ fn check_error(error: &ProtocolError) -> Result<String, TestCaseError> {
                 text.chars().count()
             );
         }
+        ProtocolError::MalformedFrame { provider, .. } => {
+            prop_assert!(
+                text.starts_with(&format!("Malformed event stream from {provider}: ")),
+                "{text}"
+            );
+        }
+        ProtocolError::Unauthorized(_) => {}
         ProtocolError::Stopped { provider, .. } => {
             prop_assert!(
                 text.starts_with(&format!("{provider} stopped the response (")),
