@@ -106,3 +106,70 @@ async fn a_large_paste_shows_pis_marker_and_its_text_is_sent() {
     exit(&keys);
     assert_eq!(run.await.unwrap(), 0);
 }
+
+/// The real binary in a real terminal (tmux with `extended-keys`, which forwards Shift+Enter once
+/// the program asks for modifyOtherKeys, as pi does when no kitty answer comes): Shift+Enter makes
+/// a newline, and the terminal's cursor is shown after the typed text.
+#[test]
+fn shift_enter_and_the_cursor_in_tmux() {
+    use crate::tmux::{Tmux, shell_quote, tmux_available};
+    use std::path::Path;
+    use std::time::Duration;
+
+    if !tmux_available() {
+        assert!(
+            std::env::var_os("PI_REQUIRE_TMUX").is_none(),
+            "PI_REQUIRE_TMUX is set but tmux is not installed"
+        );
+        eprintln!("skipped: tmux not found (install it, or run .ci/run)");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let pi = Path::new(env!("CARGO_BIN_EXE_pi"));
+    let tmux = Tmux {
+        socket: format!("pi-editor-test-{}", std::process::id()),
+    };
+    // A first session keeps the server up while the option is set, before pi starts.
+    let out = tmux.command(&["new-session", "-d", "-s", "setup", "sleep", "120"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tmux.command(&["set-option", "-s", "extended-keys", "on"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let script = format!(
+        "env TERM=xterm-256color HOME={home} PI_CODING_AGENT_DIR={home}/agent {pi} --demo; echo \"pi exited with $?\"; sleep 30",
+        home = shell_quote(home.path()),
+        pi = shell_quote(pi),
+    );
+    let out = tmux.command(&[
+        "new-session", "-d", "-s", "pi", "-x", "100", "-y", "30", "sh", "-c", &script,
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    tmux.wait_for("Send any message", Duration::from_secs(30));
+    // Past pi's 150 ms wait for a kitty answer: modifyOtherKeys is on.
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.send(&["-l", "first line"]);
+    tmux.send(&["S-Enter"]);
+    tmux.send(&["-l", "second"]);
+    let pane = tmux.wait_for("  second", Duration::from_secs(20));
+    assert!(pane.contains("> first line"), "{pane}");
+    let visible = String::from_utf8_lossy(&tmux.command(&["capture-pane", "-p", "-t", "pi"]).stdout).into_owned();
+    let row = visible
+        .lines()
+        .position(|line| line.starts_with("  second"))
+        .unwrap_or_else(|| panic!("no row \"  second\" in:\n{visible}"));
+    let cursor = tmux.command(&["display-message", "-p", "-t", "pi", "#{cursor_x} #{cursor_y} #{cursor_flag}"]);
+    assert_eq!(
+        String::from_utf8_lossy(&cursor.stdout).trim(),
+        format!("8 {row} 1"),
+        "the cursor after \"second\", shown; the pane:\n{visible}"
+    );
+
+    tmux.send(&["Enter"]);
+    let pane = tmux.wait_for("Done: the typo is fixed", Duration::from_secs(60));
+    let lines: Vec<&str> = pane.lines().map(str::trim).collect();
+    let at = lines.iter().position(|l| *l == "first line").unwrap_or_else(|| panic!("{pane}"));
+    assert_eq!(lines.get(at + 1), Some(&"second"), "the message has two lines:\n{pane}");
+    tmux.send(&["-l", "/quit"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("pi exited with 0", Duration::from_secs(20));
+}
