@@ -140,7 +140,17 @@ fn shift_enter_and_the_cursor_in_tmux() {
         pi = shell_quote(pi),
     );
     let out = tmux.command(&[
-        "new-session", "-d", "-s", "pi", "-x", "100", "-y", "30", "sh", "-c", &script,
+        "new-session",
+        "-d",
+        "-s",
+        "pi",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        "sh",
+        "-c",
+        &script,
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
@@ -157,7 +167,13 @@ fn shift_enter_and_the_cursor_in_tmux() {
         .lines()
         .position(|line| line.starts_with("  second"))
         .unwrap_or_else(|| panic!("no row \"  second\" in:\n{visible}"));
-    let cursor = tmux.command(&["display-message", "-p", "-t", "pi", "#{cursor_x} #{cursor_y} #{cursor_flag}"]);
+    let cursor = tmux.command(&[
+        "display-message",
+        "-p",
+        "-t",
+        "pi",
+        "#{cursor_x} #{cursor_y} #{cursor_flag}",
+    ]);
     assert_eq!(
         String::from_utf8_lossy(&cursor.stdout).trim(),
         format!("8 {row} 1"),
@@ -167,7 +183,10 @@ fn shift_enter_and_the_cursor_in_tmux() {
     tmux.send(&["Enter"]);
     let pane = tmux.wait_for("Done: the typo is fixed", Duration::from_secs(60));
     let lines: Vec<&str> = pane.lines().map(str::trim).collect();
-    let at = lines.iter().position(|l| *l == "first line").unwrap_or_else(|| panic!("{pane}"));
+    let at = lines
+        .iter()
+        .position(|l| *l == "first line")
+        .unwrap_or_else(|| panic!("{pane}"));
     assert_eq!(lines.get(at + 1), Some(&"second"), "the message has two lines:\n{pane}");
     tmux.send(&["-l", "/quit"]);
     tmux.send(&["Enter"]);

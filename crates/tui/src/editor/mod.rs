@@ -378,13 +378,13 @@ impl Editor {
         let ctrl = mods == KeyModifiers::CONTROL;
         let alt = mods == KeyModifiers::ALT;
         let plain = mods.is_empty();
-        if let Some(forward) = self.jump.take() {
-            if let (KeyCode::Char(c), true) = (key.code, plain) {
-                self.last_action = None;
-                self.jump_to(c, forward);
-                self.cursor = settle(&self.text, self.cursor);
-                return EditorAction::Changed;
-            }
+        if let Some(forward) = self.jump.take()
+            && let (KeyCode::Char(c), true) = (key.code, plain)
+        {
+            self.last_action = None;
+            self.jump_to(c, forward);
+            self.cursor = settle(&self.text, self.cursor);
+            return EditorAction::Changed;
         }
         let before = (self.text.clone(), self.cursor);
         let last = self.last_action.take();
