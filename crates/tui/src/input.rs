@@ -5,7 +5,8 @@
 //! `ESC[>4;2m`) is one of them. This decoder reads what pi-tui reads: legacy keys (control bytes,
 //! `ESC` + key for Alt, CSI and SS3 cursor and function keys), the kitty keyboard protocol
 //! (`ESC[13;2u`, event types and alternate keys), `modifyOtherKeys`, bracketed paste and focus
-//! reports, and tells the app when the terminal answers the kitty query (`ESC[?<flags>u`).
+//! reports; terminal answers in OSC, DCS and APC strings are dropped, and the answer to the kitty
+//! query (`ESC[?<flags>u`) is told to the app.
 //!
 //! Bytes are fed as they arrive; a sequence cut between two reads waits for the rest. A lone
 //! `ESC` (or `ESC[` …) with nothing after it is ambiguous: the reader calls
@@ -174,6 +175,13 @@ fn step(bytes: &[u8], flush: bool) -> Step {
             None => Step::Incomplete,
             Some(&c) => Step::Done(3, ss3(c)),
         },
+        // OSC, DCS, APC, PM, SOS: a terminal's answer (a kitty graphics reply, a colour), up to
+        // BEL or ST; never keys. Unterminated after the timeout, it was Alt + that key.
+        b']' | b'P' | b'_' | b'^' | b'X' => match string_end(&bytes[2..]) {
+            Some(len) => Step::Done(2 + len, None),
+            None if flush => Step::Done(2, key(KeyCode::Char(char::from(next)), KeyModifiers::ALT)),
+            None => Step::Incomplete,
+        },
         // Esc Esc: the first is the Esc key (pi's ctrl+alt+[ is not bound by anything).
         ESC => Step::Done(1, key(KeyCode::Esc, KeyModifiers::NONE)),
         _ => match plain(&bytes[1..], flush) {
@@ -185,6 +193,15 @@ fn step(bytes: &[u8], flush: bool) -> Step {
             Step::Incomplete => Step::Incomplete,
         },
     }
+}
+
+/// Length of a control string's body with its terminator (BEL or `ESC \\`), if it is all there.
+fn string_end(body: &[u8]) -> Option<usize> {
+    body.iter().enumerate().find_map(|(i, &b)| match b {
+        0x07 => Some(i + 1),
+        ESC if body.get(i + 1) == Some(&b'\\') => Some(i + 2),
+        _ => None,
+    })
 }
 
 /// A byte or UTF-8 character that is not an escape sequence.
@@ -545,6 +562,16 @@ mod tests {
                 Input::Event(Event::Key(KeyEvent::new(KeyCode::Char('x'), NONE))),
             ]
         );
+    }
+
+    #[test]
+    fn terminal_answers_in_control_strings_are_not_keys() {
+        assert_eq!(
+            keys(b"\x1b_Gi=31;OK\x1b\\a\x1b]11;rgb:0000/0000/0000\x07b"),
+            vec![(KeyCode::Char('a'), NONE), (KeyCode::Char('b'), NONE)]
+        );
+        // Alt+] typed alone.
+        assert_eq!(keys(b"\x1b]"), vec![(KeyCode::Char(']'), ALT)]);
     }
 
     #[test]
