@@ -9,6 +9,7 @@
 //! | Left / Right, Ctrl+B / Ctrl+F | one grapheme (a flag, a ZWJ emoji, a letter with its accents) |
 //! | Alt+Left / Alt+Right, Ctrl+Left / Ctrl+Right, Alt+B / Alt+F | one word |
 //! | Up / Down | one row; on the first row Up recalls older history, on the last row Down newer |
+//! | Page Up / Page Down | a page of rows (the visible rows, at least 5) |
 //! | Home / End, Ctrl+A / Ctrl+E | start / end of the line |
 //! | Ctrl+Home / Ctrl+End | start / end of the text |
 //! | Ctrl+] / Ctrl+Alt+] then a character | jump forward / backward to that character |
@@ -267,7 +268,7 @@ impl Editor {
     /// Inserts a bracketed paste with its newlines; a large one as pi's `[paste #N …]` marker.
     /// A path pasted right after a word character gets a space before it (pi).
     pub fn handle_paste(&mut self, text: &str) -> EditorAction {
-        let mut text = sanitize(text);
+        let mut text = sanitize(&csi_u_controls(text));
         if text.is_empty() {
             return EditorAction::None;
         }
@@ -370,7 +371,10 @@ impl Editor {
         if !keys::is_press(&key) {
             return EditorAction::None;
         }
-        let vertical = matches!(key.code, KeyCode::Up | KeyCode::Down);
+        let vertical = matches!(
+            key.code,
+            KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown
+        );
         if !vertical {
             self.goal_col = None;
         }
@@ -502,6 +506,8 @@ impl Editor {
             KeyCode::End if ctrl => self.cursor = self.text.len(),
             KeyCode::Home if plain => self.cursor = line_start(&self.text, self.cursor),
             KeyCode::End if plain => self.cursor = line_end(&self.text, self.cursor),
+            KeyCode::PageUp if plain => self.page(-1),
+            KeyCode::PageDown if plain => self.page(1),
             KeyCode::Up if plain => return self.vertical(-1),
             KeyCode::Down if plain => return self.vertical(1),
             _ => {
@@ -559,6 +565,19 @@ impl Editor {
         };
         self.cursor = self.snap(position_at(&self.text, *target_row, goal, width), false);
         EditorAction::Changed
+    }
+
+    /// Page Up (`-1`) or Page Down (`1`): a page of rows (pi's: at least 5), within the text.
+    fn page(&mut self, direction: isize) {
+        let width = self.last_text_width.get();
+        let rows = layout(&self.text, width);
+        let (row, col) = locate(&self.text, &rows, self.cursor, width);
+        let goal = *self.goal_col.get_or_insert(col);
+        let page = self.max_rows.unwrap_or(5).max(5) as isize;
+        let target = (row as isize + direction * page).clamp(0, rows.len() as isize - 1);
+        if let Some(target_row) = rows.get(target as usize) {
+            self.cursor = self.snap(position_at(&self.text, *target_row, goal, width), false);
+        }
     }
 
     /// Shows an older (`-1`) or newer (`1`) history entry; past the newest, the draft again.
@@ -714,6 +733,43 @@ impl Editor {
         }
         Line::from(spans)
     }
+}
+
+/// `text` with kitty-encoded Ctrl+letters (`ESC[106;5u`) turned back into their control bytes:
+/// some terminals (tmux popups with `extended-keys-format csi-u`) re-encode a paste's line feeds
+/// that way (pi does the same).
+fn csi_u_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("\x1b[") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\x1b[") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let control = after[..digits]
+            .parse::<u32>()
+            .ok()
+            .filter(|_| after[digits..].starts_with(";5u"))
+            .and_then(|code| match code {
+                97..=122 => char::from_u32(code - 96),
+                65..=90 => char::from_u32(code - 64),
+                _ => None,
+            });
+        match control {
+            Some(c) => {
+                out.push(c);
+                rest = &after[digits + 3..];
+            }
+            None => {
+                out.push('\x1b');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 impl Component for Editor {

@@ -601,3 +601,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn page_keys_move_a_page_of_rows() {
+    let mut editor = Editor::new(&Theme::plain());
+    editor.set_text(&(0..12).map(|i| format!("row{i}")).collect::<Vec<_>>().join("\n"));
+    assert_eq!(press(&mut editor, KeyCode::PageUp, NONE), EditorAction::Changed);
+    assert!(shown(&editor).contains("\nrow6|\n"), "{}", shown(&editor));
+    press(&mut editor, KeyCode::PageUp, NONE);
+    press(&mut editor, KeyCode::PageUp, NONE);
+    assert!(shown(&editor).starts_with("row0|"), "{}", shown(&editor));
+    press(&mut editor, KeyCode::PageDown, NONE);
+    assert!(shown(&editor).contains("\nrow5|\n"), "{}", shown(&editor));
+}
+
+#[test]
+fn a_paste_with_csi_u_line_feeds_keeps_its_lines() {
+    let mut editor = Editor::new(&Theme::plain());
+    editor.handle_paste("one\x1b[106;5utwo\x1b[77;5uthree\x1b[1;5u");
+    assert_eq!(editor.text(), "one\ntwo\nthree[1;5u");
+}
