@@ -17,6 +17,7 @@ mod extensions;
 mod faults;
 mod images;
 mod interactive_commands;
+mod interactive_editor;
 mod interactive_loop;
 mod interactive_screens;
 mod list_models;

@@ -73,6 +73,13 @@ impl Vt {
         self.parser.lock().unwrap().screen().contents()
     }
 
+    /// The terminal cursor: row, column, and whether it is shown.
+    pub(crate) fn cursor(&self) -> (u16, u16, bool) {
+        let parser = self.parser.lock().unwrap();
+        let (row, col) = parser.screen().cursor_position();
+        (row, col, !parser.screen().hide_cursor())
+    }
+
     /// The colour of the editor's `> ` prompt on the screen (`None` while it is not shown).
     pub(crate) fn prompt_color(&self) -> Option<vt100::Color> {
         let parser = self.parser.lock().unwrap();

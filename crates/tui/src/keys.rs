@@ -1,10 +1,10 @@
 //! Matching crossterm key events, and the row of key hints (`Esc abort · Enter steer`).
 //!
 //! Terminals report keys differently: Shift+Enter is only told apart from Enter when the
-//! terminal speaks the kitty keyboard protocol (crossterm's
-//! `PushKeyboardEnhancementFlags(DISAMBIGUATE_ESCAPE_CODES)`), Alt+key arrives as Esc then the key
-//! (crossterm folds it into an `ALT` modifier), Ctrl+J arrives as a line feed and Ctrl+H as a
-//! backspace byte. These helpers accept every form crossterm produces for a key, and ignore key
+//! terminal speaks the kitty keyboard protocol (`ESC[13;2u`) or xterm's modifyOtherKeys
+//! (`ESC[27;2;13~`), both decoded by [`crate::input`]; Alt+key arrives as Esc then the key (folded
+//! into an `ALT` modifier), Ctrl+J arrives as a line feed and Ctrl+H as a backspace byte. These
+//! helpers accept every form the decoder (and crossterm) produce for a key, and ignore key
 //! releases (reported under the kitty protocol).
 //!
 //! ```
@@ -108,7 +108,7 @@ pub fn is_enter(key: &KeyEvent) -> bool {
     is_press(key) && key.code == KeyCode::Enter && key.modifiers.is_empty()
 }
 
-/// Shift+Enter (only reported by terminals with the kitty keyboard protocol).
+/// Shift+Enter (reported by terminals with the kitty keyboard protocol or modifyOtherKeys).
 pub fn is_shift_enter(key: &KeyEvent) -> bool {
     is_press(key) && key.code == KeyCode::Enter && key.modifiers == KeyModifiers::SHIFT
 }
@@ -229,6 +229,19 @@ mod tests {
         assert!(is_alt_enter(&enter(KeyModifiers::ALT | KeyModifiers::SHIFT)));
         assert!(is_ctrl_enter(&enter(KeyModifiers::CONTROL)));
         assert!(!is_newline(&enter(KeyModifiers::ALT)));
+    }
+
+    #[test]
+    fn shift_enter_in_both_terminal_encodings_is_a_newline() {
+        for bytes in [&b"\x1b[13;2u"[..], b"\x1b[27;2;13~"] {
+            let decoded = crate::input::InputDecoder::new().feed(bytes);
+            let [crate::input::Input::Event(crossterm::event::Event::Key(key))] = decoded.as_slice() else {
+                panic!("{bytes:?} decoded as {decoded:?}");
+            };
+            assert!(is_shift_enter(key), "{bytes:?}");
+            assert!(is_newline(key), "{bytes:?}");
+            assert!(!is_enter(key), "{bytes:?}");
+        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod components;
 mod editor;
 pub mod highlight;
 pub mod image;
+pub mod input;
 pub mod keys;
 mod renderer;
 pub mod testing;

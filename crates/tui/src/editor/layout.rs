@@ -1,6 +1,7 @@
 //! The editor's text laid out in rows of a width: word wrap that keeps every byte of the text on
 //! exactly one row, so a cursor position always has one place on screen.
 //!
+//! The units are grapheme clusters ([`super::buffer::graphemes`]), so a row never splits one.
 //! Text fills at most `width - 1` columns of a row: the last column is kept for the cursor at the
 //! end of a line and for the space at which a row breaks, so a wrapped row never starts with the
 //! space it broke at and the cursor after a line's last character never needs a row of its own.
@@ -8,7 +9,8 @@
 //! tab takes [`TAB_WIDTH`] columns; a character wider than the row takes one (it is drawn as
 //! `�`).
 
-use crate::text::{ClusterKind, TAB_WIDTH, clusters};
+use super::buffer::graphemes as clusters;
+use crate::text::{ClusterKind, TAB_WIDTH};
 
 /// One screen row of the text: bytes `start..end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

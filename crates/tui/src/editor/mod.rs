@@ -1,28 +1,38 @@
-//! The prompt editor: multi-line input with pi's key bindings, history and bracketed paste.
+//! The prompt editor: multi-line input with pi's key bindings, history, undo, a kill ring and
+//! bracketed paste.
 //!
 //! | keys | action |
 //! | --- | --- |
 //! | Enter | submit (nothing happens on a blank editor) |
 //! | Shift+Enter, Ctrl+J, `\` then Enter | newline |
 //! | Alt+Enter, Ctrl+Enter | not handled (the app's: follow-up) |
-//! | Left / Right, Ctrl+B / Ctrl+F | one character |
+//! | Left / Right, Ctrl+B / Ctrl+F | one grapheme (a flag, a ZWJ emoji, a letter with its accents) |
 //! | Alt+Left / Alt+Right, Ctrl+Left / Ctrl+Right, Alt+B / Alt+F | one word |
 //! | Up / Down | one row; on the first row Up recalls older history, on the last row Down newer |
+//! | Page Up / Page Down | a page of rows (the visible rows, at least 5) |
 //! | Home / End, Ctrl+A / Ctrl+E | start / end of the line |
 //! | Ctrl+Home / Ctrl+End | start / end of the text |
-//! | Backspace, Ctrl+H / Delete | delete the character before / at the cursor |
-//! | Ctrl+W | delete back to the previous space (shell word) |
-//! | Alt+Backspace, Ctrl+Backspace | delete the word before the cursor |
+//! | Ctrl+] / Ctrl+Alt+] then a character | jump forward / backward to that character |
+//! | Backspace, Ctrl+H / Delete, Ctrl+D | delete the grapheme before / at the cursor |
+//! | Ctrl+W, Alt+Backspace, Ctrl+Backspace | delete the word before the cursor |
 //! | Alt+D, Alt+Delete, Ctrl+Delete | delete the word after the cursor |
 //! | Ctrl+U / Ctrl+K | delete to the start / end of the line (at either end, the newline) |
-//! | Ctrl+Y | insert the text deleted last by a word or line deletion |
+//! | Ctrl+Y / Alt+Y | yank the newest deletion / right after a yank, replace it with the one before |
+//! | Ctrl+- | undo |
 //! | Ctrl+C | clear the editor; on an empty editor report [`EditorAction::Interrupt`] |
 //! | Ctrl+D | on an empty editor report [`EditorAction::Exit`], else delete at the cursor |
 //!
-//! A paste ([`Editor::handle_paste`]) is inserted as it is, newlines kept (CRLF and CR become LF,
-//! other control characters are dropped).
+//! Deletions of words and lines go into a kill ring; consecutive ones join one entry. Undo
+//! restores the text and cursor before each edit; a run of typed word characters is undone at
+//! once (pi's coalescing).
+//!
+//! A paste ([`Editor::handle_paste`]) is inserted with its newlines (CRLF and CR become LF, other
+//! control characters are dropped); one of more than 10 lines or 1000 characters shows as pi's
+//! marker `[paste #1 +60 lines]` (or `[paste #2 1234 chars]`), which the cursor moves over as
+//! one unit and which is replaced by the pasted text when the editor's text is submitted.
 
 mod buffer;
+mod edits;
 mod layout;
 #[cfg(test)]
 mod tests;
@@ -34,10 +44,13 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 
 use crate::keys;
-use crate::text::{ClusterKind, TAB_WIDTH, clusters};
+use crate::text::{ClusterKind, TAB_WIDTH};
 use crate::theme::{Slot, Theme};
 use crate::{Component, Line, line_width, truncate_line};
-use buffer::{big_word_left, line_end, line_start, next_boundary, prev_boundary, sanitize, word_left, word_right};
+use buffer::{
+    graphemes as clusters, line_end, line_start, next_boundary, prev_boundary, sanitize, settle, word_left, word_right,
+};
+use edits::{KillRing, LastAction, Pastes};
 use layout::{Row, cluster_width, layout, locate, position_at};
 
 /// What a key did in the [`Editor`].
@@ -107,8 +120,15 @@ pub struct Editor {
     history_index: Option<usize>,
     /// The text being written before the history walk started.
     draft: String,
-    /// The text deleted last by a word or line deletion (Ctrl+Y inserts it).
-    killed: String,
+    /// Texts deleted by word and line deletions (Ctrl+Y inserts the newest).
+    kill_ring: KillRing,
+    /// (text, cursor) before each undoable edit, newest last.
+    undo: Vec<(String, usize)>,
+    last_action: Option<LastAction>,
+    /// Ctrl+] (forward) or Ctrl+Alt+] (backward) was pressed: the next character is the target.
+    jump: Option<bool>,
+    /// Large pastes behind their markers.
+    pastes: Pastes,
     theme: Theme,
 }
 
@@ -128,7 +148,11 @@ impl Editor {
             history: Vec::new(),
             history_index: None,
             draft: String::new(),
-            killed: String::new(),
+            kill_ring: KillRing::default(),
+            undo: Vec::new(),
+            last_action: None,
+            jump: None,
+            pastes: Pastes::default(),
             theme: theme.clone(),
         }
     }
@@ -175,17 +199,27 @@ impl Editor {
         self.text.is_empty()
     }
 
-    /// Replaces the text; the cursor goes to its end.
+    /// Replaces the text (undoably); the cursor goes to its end.
     pub fn set_text(&mut self, text: &str) {
-        self.text = sanitize(text);
+        let text = sanitize(text);
+        if text != self.text {
+            self.push_undo();
+        }
+        self.text = text;
         self.cursor = self.text.len();
         self.goal_col = None;
+        self.last_action = None;
     }
 
     /// Empties the editor.
     pub fn clear(&mut self) {
         self.set_text("");
         self.history_index = None;
+    }
+
+    /// The text with every paste marker replaced by what was pasted (what a submit sends).
+    pub fn expanded_text(&self) -> String {
+        self.pastes.expand(&self.text)
     }
 
     /// The cursor's byte offset in the text.
@@ -197,7 +231,7 @@ impl Editor {
     pub fn insert_str(&mut self, text: &str) {
         let text = sanitize(text);
         self.text.insert_str(self.cursor, &text);
-        self.cursor += text.len();
+        self.cursor = settle(&self.text, self.cursor + text.len());
         self.history_index = None;
     }
 
@@ -215,26 +249,121 @@ impl Editor {
         &self.history
     }
 
-    /// Takes the text as Enter does: `None` for a blank editor, else the text, which goes into
-    /// the history while the editor empties. For apps that submit on other keys (Alt+Enter).
+    /// Takes the text as Enter does: `None` for a blank editor, else the text with its paste
+    /// markers expanded; the text as shown goes into the history while the editor empties (and
+    /// forgets its pastes and undo steps). For apps that submit on other keys (Alt+Enter).
     pub fn submit(&mut self) -> Option<String> {
         if self.text.trim().is_empty() {
             return None;
         }
+        let expanded = self.pastes.expand(&self.text);
         let text = std::mem::take(&mut self.text);
-        self.add_history(text.clone());
+        self.add_history(text);
         self.clear();
-        Some(text)
+        self.pastes.clear();
+        self.undo.clear();
+        Some(expanded)
     }
 
-    /// Inserts a bracketed paste as it is, newlines kept.
+    /// Inserts a bracketed paste with its newlines; a large one as pi's `[paste #N …]` marker.
+    /// A path pasted right after a word character gets a space before it (pi).
     pub fn handle_paste(&mut self, text: &str) -> EditorAction {
+        let mut text = sanitize(&csi_u_controls(text));
         if text.is_empty() {
             return EditorAction::None;
         }
+        if text.starts_with(['/', '~', '.'])
+            && self.text[..self.cursor]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            text.insert(0, ' ');
+        }
         self.goal_col = None;
-        self.insert_str(text);
+        self.push_undo();
+        self.last_action = None;
+        match self.pastes.marker_for(&text) {
+            Some(marker) => self.insert_str(&marker),
+            None => self.insert_str(&text),
+        }
         EditorAction::Changed
+    }
+
+    fn push_undo(&mut self) {
+        self.undo.push((self.text.clone(), self.cursor));
+    }
+
+    /// Ctrl+-: back to the text and cursor before the last edit.
+    fn undo(&mut self) {
+        if let Some((text, cursor)) = self.undo.pop() {
+            self.text = text;
+            self.cursor = cursor;
+            self.history_index = None;
+        }
+        self.last_action = None;
+    }
+
+    /// The boundary after `pos`, over a paste marker whole.
+    fn next(&self, pos: usize) -> usize {
+        self.snap(next_boundary(&self.text, pos), true)
+    }
+
+    /// The boundary before `pos`, over a paste marker whole.
+    fn prev(&self, pos: usize) -> usize {
+        self.snap(prev_boundary(&self.text, pos), false)
+    }
+
+    /// `pos`, or the end (`forward`) or start of the paste marker it falls inside.
+    fn snap(&self, pos: usize, forward: bool) -> usize {
+        self.pastes
+            .markers(&self.text)
+            .into_iter()
+            .find(|&(start, end)| start < pos && pos < end)
+            .map_or(pos, |(start, end)| if forward { end } else { start })
+    }
+
+    /// Ctrl+Y: the kill ring's newest entry at the cursor.
+    fn yank(&mut self) {
+        let Some(text) = self.kill_ring.peek().map(str::to_owned) else {
+            return;
+        };
+        let start = self.cursor;
+        self.insert_str(&text);
+        self.last_action = Some(LastAction::Yank {
+            start,
+            end: self.cursor,
+        });
+    }
+
+    /// Alt+Y right after a yank: the yanked text replaced by the entry before it.
+    fn yank_pop(&mut self) -> bool {
+        let Some(LastAction::Yank { start, end }) = self.last_action else {
+            return false;
+        };
+        if self.kill_ring.len() < 2 || end > self.text.len() {
+            return false;
+        }
+        self.push_undo();
+        self.text.replace_range(start..end, "");
+        self.cursor = start;
+        self.kill_ring.rotate();
+        self.yank();
+        true
+    }
+
+    /// Ctrl+] / Ctrl+Alt+] then `target`: the cursor to its next occurrence after the cursor, or
+    /// its previous one before it.
+    fn jump_to(&mut self, target: char, forward: bool) {
+        let found = if forward {
+            let from = next_boundary(&self.text, self.cursor);
+            self.text[from..].find(target).map(|i| from + i)
+        } else {
+            self.text[..self.cursor].rfind(target)
+        };
+        if let Some(pos) = found {
+            self.cursor = self.snap(pos, false);
+        }
     }
 
     /// Handles a key (the bindings are listed in `docs/tui.md`, "The editor").
@@ -242,7 +371,10 @@ impl Editor {
         if !keys::is_press(&key) {
             return EditorAction::None;
         }
-        let vertical = matches!(key.code, KeyCode::Up | KeyCode::Down);
+        let vertical = matches!(
+            key.code,
+            KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown
+        );
         if !vertical {
             self.goal_col = None;
         }
@@ -250,11 +382,24 @@ impl Editor {
         let ctrl = mods == KeyModifiers::CONTROL;
         let alt = mods == KeyModifiers::ALT;
         let plain = mods.is_empty();
-        let before = (self.text.len(), self.cursor);
+        if let Some(forward) = self.jump.take()
+            && let (KeyCode::Char(c), true) = (key.code, plain)
+        {
+            self.last_action = None;
+            self.jump_to(c, forward);
+            self.cursor = settle(&self.text, self.cursor);
+            return EditorAction::Changed;
+        }
+        let before = (self.text.clone(), self.cursor);
+        let last = self.last_action.take();
+        // What this key did, for the next key (kills accumulate, yank-pop, typing coalesces).
+        let mut did: Option<LastAction> = None;
+        let mut undoable = true;
         match key.code {
             KeyCode::Enter if keys::is_newline(&key) => self.insert_str("\n"),
             KeyCode::Enter if keys::is_enter(&key) => {
                 if self.text[..self.cursor].ends_with('\\') {
+                    self.push_undo();
                     self.text.replace_range(self.cursor - 1..self.cursor, "\n");
                     self.history_index = None;
                     return EditorAction::Changed;
@@ -271,13 +416,13 @@ impl Editor {
                     return EditorAction::Changed;
                 }
                 'd' if self.text.is_empty() => return EditorAction::Exit,
-                'd' => self.delete(self.cursor, next_boundary(&self.text, self.cursor), false),
+                'd' => self.delete(self.cursor, self.next(self.cursor)),
                 'a' => self.cursor = line_start(&self.text, self.cursor),
                 'e' => self.cursor = line_end(&self.text, self.cursor),
-                'b' => self.cursor = prev_boundary(&self.text, self.cursor),
-                'f' => self.cursor = next_boundary(&self.text, self.cursor),
-                'h' => self.delete(prev_boundary(&self.text, self.cursor), self.cursor, false),
-                'w' => self.delete(big_word_left(&self.text, self.cursor), self.cursor, true),
+                'b' => self.cursor = self.prev(self.cursor),
+                'f' => self.cursor = self.next(self.cursor),
+                'h' => self.delete(self.prev(self.cursor), self.cursor),
+                'w' => did = self.kill(self.snap(word_left(&self.text, self.cursor), false), true, last),
                 'u' => {
                     let start = line_start(&self.text, self.cursor);
                     let start = if start == self.cursor {
@@ -285,7 +430,7 @@ impl Editor {
                     } else {
                         start
                     };
-                    self.delete(start, self.cursor, true);
+                    did = self.kill(start, true, last);
                 }
                 'k' => {
                     let end = line_end(&self.text, self.cursor);
@@ -294,61 +439,115 @@ impl Editor {
                     } else {
                         end
                     };
-                    self.delete(self.cursor, end, true);
+                    did = self.kill(end, false, last);
                 }
                 'y' => {
-                    let killed = self.killed.clone();
-                    self.insert_str(&killed);
+                    self.push_undo();
+                    undoable = false;
+                    self.yank();
+                    did = self.last_action;
+                }
+                // Ctrl+- (Ctrl+_ and Ctrl+7 are the same key in a terminal's legacy encoding).
+                '-' | '_' | '7' => {
+                    self.undo();
+                    return EditorAction::Changed;
+                }
+                ']' => {
+                    self.jump = Some(true);
+                    return EditorAction::None;
                 }
                 _ => return EditorAction::None,
             },
+            KeyCode::Char(']') if mods == KeyModifiers::CONTROL | KeyModifiers::ALT => {
+                self.jump = Some(false);
+                return EditorAction::None;
+            }
             KeyCode::Char(c) if alt => match c.to_ascii_lowercase() {
-                'b' => self.cursor = word_left(&self.text, self.cursor),
-                'f' => self.cursor = word_right(&self.text, self.cursor),
-                'd' => self.delete(self.cursor, word_right(&self.text, self.cursor), true),
+                'b' => self.cursor = self.snap(word_left(&self.text, self.cursor), false),
+                'f' => self.cursor = self.snap(word_right(&self.text, self.cursor), true),
+                'd' => did = self.kill(self.snap(word_right(&self.text, self.cursor), true), false, last),
+                'y' => {
+                    self.last_action = last;
+                    if !self.yank_pop() {
+                        self.last_action = None;
+                        return EditorAction::None;
+                    }
+                    return EditorAction::Changed;
+                }
                 _ => return EditorAction::None,
             },
             // Ctrl+Alt with a symbol is AltGr on some keyboards (`@` on a German one under Windows).
             KeyCode::Char(c)
                 if plain || (mods == KeyModifiers::CONTROL | KeyModifiers::ALT && !c.is_alphanumeric()) =>
             {
+                // Typing is undone a word at a time: a space starts a new step (with the word
+                // after it), other characters join the step of the typing before them.
+                if c.is_whitespace() || last != Some(LastAction::TypeWord) {
+                    self.push_undo();
+                }
+                undoable = false;
+                did = Some(LastAction::TypeWord);
                 let mut buf = [0; 4];
                 self.insert_str(c.encode_utf8(&mut buf));
             }
-            KeyCode::Backspace if plain => self.delete(prev_boundary(&self.text, self.cursor), self.cursor, false),
-            KeyCode::Backspace if ctrl || alt => self.delete(word_left(&self.text, self.cursor), self.cursor, true),
-            KeyCode::Delete if plain => self.delete(self.cursor, next_boundary(&self.text, self.cursor), false),
-            KeyCode::Delete if ctrl || alt => self.delete(self.cursor, word_right(&self.text, self.cursor), true),
-            KeyCode::Left if plain => self.cursor = prev_boundary(&self.text, self.cursor),
-            KeyCode::Right if plain => self.cursor = next_boundary(&self.text, self.cursor),
-            KeyCode::Left if ctrl || alt => self.cursor = word_left(&self.text, self.cursor),
-            KeyCode::Right if ctrl || alt => self.cursor = word_right(&self.text, self.cursor),
+            KeyCode::Backspace if plain => self.delete(self.prev(self.cursor), self.cursor),
+            KeyCode::Backspace if ctrl || alt => {
+                did = self.kill(self.snap(word_left(&self.text, self.cursor), false), true, last);
+            }
+            KeyCode::Delete if plain => self.delete(self.cursor, self.next(self.cursor)),
+            KeyCode::Delete if ctrl || alt => {
+                did = self.kill(self.snap(word_right(&self.text, self.cursor), true), false, last);
+            }
+            KeyCode::Left if plain => self.cursor = self.prev(self.cursor),
+            KeyCode::Right if plain => self.cursor = self.next(self.cursor),
+            KeyCode::Left if ctrl || alt => self.cursor = self.snap(word_left(&self.text, self.cursor), false),
+            KeyCode::Right if ctrl || alt => self.cursor = self.snap(word_right(&self.text, self.cursor), true),
             KeyCode::Home if ctrl => self.cursor = 0,
             KeyCode::End if ctrl => self.cursor = self.text.len(),
             KeyCode::Home if plain => self.cursor = line_start(&self.text, self.cursor),
             KeyCode::End if plain => self.cursor = line_end(&self.text, self.cursor),
+            KeyCode::PageUp if plain => self.page(-1),
+            KeyCode::PageDown if plain => self.page(1),
             KeyCode::Up if plain => return self.vertical(-1),
             KeyCode::Down if plain => return self.vertical(1),
-            _ => return EditorAction::None,
+            _ => {
+                self.last_action = last;
+                return EditorAction::None;
+            }
         }
-        if (self.text.len(), self.cursor) == before {
+        self.last_action = did;
+        self.cursor = self.snap(settle(&self.text, self.cursor), true);
+        if self.text != before.0 && undoable {
+            self.undo.push(before.clone());
+        }
+        if (self.text.as_str(), self.cursor) == (before.0.as_str(), before.1) {
             EditorAction::None
         } else {
             EditorAction::Changed
         }
     }
 
-    /// Deletes `start..end`, keeping it for Ctrl+Y when `kill`.
-    fn delete(&mut self, start: usize, end: usize, kill: bool) {
+    /// Deletes `start..end` (not into the kill ring).
+    fn delete(&mut self, start: usize, end: usize) {
         if start >= end {
             return;
         }
-        let removed: String = self.text.drain(start..end).collect();
-        if kill {
-            self.killed = removed;
-        }
+        self.text.replace_range(start..end, "");
         self.cursor = start;
         self.history_index = None;
+    }
+
+    /// Deletes from the cursor back to `to` (`backward`) or forward to it, into the kill ring
+    /// (joining the previous kill's entry when `last` was a kill).
+    fn kill(&mut self, to: usize, backward: bool, last: Option<LastAction>) -> Option<LastAction> {
+        let (start, end) = if backward { (to, self.cursor) } else { (self.cursor, to) };
+        if start >= end {
+            return last.filter(|l| *l == LastAction::Kill);
+        }
+        let removed = self.text[start..end].to_owned();
+        self.kill_ring.push(&removed, backward, last == Some(LastAction::Kill));
+        self.delete(start, end);
+        Some(LastAction::Kill)
     }
 
     /// Up (`-1`) or Down (`1`): one row, or through the history at the first / last row.
@@ -364,8 +563,21 @@ impl Editor {
         let Some(target_row) = rows.get(target as usize) else {
             return self.history_step(1);
         };
-        self.cursor = position_at(&self.text, *target_row, goal, width);
+        self.cursor = self.snap(position_at(&self.text, *target_row, goal, width), false);
         EditorAction::Changed
+    }
+
+    /// Page Up (`-1`) or Page Down (`1`): a page of rows (pi's: at least 5), within the text.
+    fn page(&mut self, direction: isize) {
+        let width = self.last_text_width.get();
+        let rows = layout(&self.text, width);
+        let (row, col) = locate(&self.text, &rows, self.cursor, width);
+        let goal = *self.goal_col.get_or_insert(col);
+        let page = self.max_rows.unwrap_or(5).max(5) as isize;
+        let target = (row as isize + direction * page).clamp(0, rows.len() as isize - 1);
+        if let Some(target_row) = rows.get(target as usize) {
+            self.cursor = self.snap(position_at(&self.text, *target_row, goal, width), false);
+        }
     }
 
     /// Shows an older (`-1`) or newer (`1`) history entry; past the newest, the draft again.
@@ -387,6 +599,7 @@ impl Editor {
         self.text = text;
         self.cursor = self.text.len();
         self.goal_col = None;
+        self.last_action = None;
         self.history_index = next;
         EditorAction::Changed
     }
@@ -520,6 +733,43 @@ impl Editor {
         }
         Line::from(spans)
     }
+}
+
+/// `text` with kitty-encoded Ctrl+letters (`ESC[106;5u`) turned back into their control bytes:
+/// some terminals (tmux popups with `extended-keys-format csi-u`) re-encode a paste's line feeds
+/// that way (pi does the same).
+fn csi_u_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("\x1b[") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\x1b[") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let control = after[..digits]
+            .parse::<u32>()
+            .ok()
+            .filter(|_| after[digits..].starts_with(";5u"))
+            .and_then(|code| match code {
+                97..=122 => char::from_u32(code - 96),
+                65..=90 => char::from_u32(code - 64),
+                _ => None,
+            });
+        match control {
+            Some(c) => {
+                out.push(c);
+                rest = &after[digits + 3..];
+            }
+            None => {
+                out.push('\x1b');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 impl Component for Editor {

@@ -175,10 +175,12 @@ fn word_motions_alt_ctrl_arrows_and_alt_b_f() {
 }
 
 #[test]
-fn ctrl_w_deletes_a_shell_word_alt_backspace_a_word() {
+fn ctrl_w_and_alt_backspace_delete_a_word_as_pi_does() {
     let mut editor = typed("cargo test --all-targets");
     assert_eq!(ctrl(&mut editor, 'w'), EditorAction::Changed);
-    assert_eq!(shown(&editor), "cargo test |");
+    assert_eq!(shown(&editor), "cargo test --all-|");
+    ctrl(&mut editor, 'w');
+    assert_eq!(shown(&editor), "cargo test --all|");
     let mut editor = typed("cargo test --all-targets");
     press(&mut editor, KeyCode::Backspace, ALT);
     assert_eq!(shown(&editor), "cargo test --all-|");
@@ -209,16 +211,26 @@ fn ctrl_u_and_ctrl_k_kill_to_the_line_ends_and_ctrl_y_yanks() {
     assert_eq!(shown(&editor), "first|line");
     ctrl(&mut editor, 'k');
     assert_eq!(shown(&editor), "first|");
+    // Consecutive kills are one entry (backward ones before it, forward ones after).
     ctrl(&mut editor, 'y');
-    assert_eq!(shown(&editor), "firstline|");
+    assert_eq!(shown(&editor), "first\nsecond line|");
+    ctrl(&mut editor, 'a');
+    ctrl(&mut editor, 'k');
+    assert_eq!(shown(&editor), "first\n|");
+    ctrl(&mut editor, 'u');
+    assert_eq!(shown(&editor), "first|");
+    ctrl(&mut editor, 'u');
+    assert_eq!(shown(&editor), "|");
+    ctrl(&mut editor, 'y');
+    assert_eq!(shown(&editor), "first\nsecond line|");
     press(&mut editor, KeyCode::Home, NONE);
     ctrl(&mut editor, 'k');
     ctrl(&mut editor, 'j');
     ctrl(&mut editor, 'j');
     press(&mut editor, KeyCode::Up, NONE);
-    assert_eq!(shown(&editor), "\n|\n");
+    assert_eq!(shown(&editor), "first\n\n|\n");
     ctrl(&mut editor, 'k');
-    assert_eq!(shown(&editor), "\n|");
+    assert_eq!(shown(&editor), "first\n\n|");
 }
 
 #[test]
@@ -419,4 +431,193 @@ proptest! {
             prop_assert!(col < width.max(1));
         }
     }
+}
+
+#[test]
+fn alt_y_after_a_yank_cycles_the_kill_ring_and_is_left_to_the_app_otherwise() {
+    let mut editor = typed("one two");
+    ctrl(&mut editor, 'w'); // kills "two"
+    press(&mut editor, KeyCode::Left, NONE); // not a kill: the next one is a new entry
+    ctrl(&mut editor, 'w'); // kills "one"
+    assert_eq!(shown(&editor), "| ");
+    assert_eq!(alt(&mut editor, 'y'), EditorAction::None);
+    ctrl(&mut editor, 'y');
+    assert_eq!(shown(&editor), "one| ");
+    assert_eq!(alt(&mut editor, 'y'), EditorAction::Changed);
+    assert_eq!(shown(&editor), "two| ");
+    alt(&mut editor, 'y');
+    assert_eq!(shown(&editor), "one| ");
+}
+
+#[test]
+fn ctrl_minus_undoes_word_by_word_and_every_edit() {
+    let mut editor = typed("hello big world");
+    let undo = |editor: &mut Editor| ctrl(editor, '-');
+    undo(&mut editor);
+    assert_eq!(shown(&editor), "hello big|");
+    undo(&mut editor);
+    assert_eq!(shown(&editor), "hello|");
+    ctrl(&mut editor, 'w');
+    assert_eq!(shown(&editor), "|");
+    undo(&mut editor);
+    assert_eq!(shown(&editor), "hello|");
+    editor.handle_paste("pasted");
+    assert_eq!(shown(&editor), "hellopasted|");
+    // Ctrl+_ is the same key in the legacy encoding.
+    press(&mut editor, KeyCode::Char('_'), CTRL);
+    assert_eq!(shown(&editor), "hello|");
+    undo(&mut editor);
+    assert_eq!(shown(&editor), "|");
+    assert_eq!(undo(&mut editor), EditorAction::Changed);
+    assert_eq!(shown(&editor), "|");
+}
+
+#[test]
+fn ctrl_bracket_jumps_to_a_character() {
+    let mut editor = typed("a,b,c");
+    press(&mut editor, KeyCode::Home, NONE);
+    assert_eq!(press(&mut editor, KeyCode::Char(']'), CTRL), EditorAction::None);
+    press(&mut editor, KeyCode::Char(','), NONE);
+    assert_eq!(shown(&editor), "a|,b,c");
+    press(&mut editor, KeyCode::Char(']'), CTRL);
+    press(&mut editor, KeyCode::Char(','), NONE);
+    assert_eq!(shown(&editor), "a,b|,c");
+    press(&mut editor, KeyCode::Char(']'), CTRL | ALT);
+    press(&mut editor, KeyCode::Char('a'), NONE);
+    assert_eq!(shown(&editor), "|a,b,c");
+}
+
+#[test]
+fn backspace_and_arrows_move_by_grapheme() {
+    // A flag (two regional indicators), a ZWJ sequence, a wide character.
+    let mut editor = typed("🇫🇷👩\u{200d}💻日");
+    press(&mut editor, KeyCode::Backspace, NONE);
+    assert_eq!(editor.text(), "🇫🇷👩\u{200d}💻");
+    press(&mut editor, KeyCode::Left, NONE);
+    assert_eq!(shown(&editor), "🇫🇷|👩\u{200d}💻");
+    press(&mut editor, KeyCode::Left, NONE);
+    assert_eq!(shown(&editor), "|🇫🇷👩\u{200d}💻");
+    press(&mut editor, KeyCode::Delete, NONE);
+    assert_eq!(shown(&editor), "|👩\u{200d}💻");
+    press(&mut editor, KeyCode::Right, NONE);
+    assert_eq!(shown(&editor), "👩\u{200d}💻|");
+    press(&mut editor, KeyCode::Backspace, NONE);
+    assert_eq!(shown(&editor), "|");
+}
+
+#[test]
+fn the_cursor_cell_after_wide_graphemes_is_where_the_terminal_puts_it() {
+    let editor = typed("日🇫🇷x");
+    // "> " + 日 (2) + 🇫🇷 (2) + x (1)
+    assert_eq!(editor.cursor_position(40), (0, 7));
+    let mut editor = typed("日🇫🇷x");
+    press(&mut editor, KeyCode::Left, NONE);
+    press(&mut editor, KeyCode::Left, NONE);
+    assert_eq!(editor.cursor_position(40), (0, 4));
+}
+
+#[test]
+fn large_pastes_show_pis_marker_and_are_expanded_on_submit() {
+    let mut editor = typed("look: ");
+    let sixty: String = (1..=60).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
+    assert_eq!(editor.handle_paste(&sixty), EditorAction::Changed);
+    assert_eq!(shown(&editor), "look: [paste #1 +60 lines]|");
+    let long = "x".repeat(1200);
+    editor.handle_paste(&long);
+    assert_eq!(shown(&editor), "look: [paste #1 +60 lines][paste #2 1200 chars]|");
+    // The marker is one unit for the cursor and for Backspace.
+    press(&mut editor, KeyCode::Backspace, NONE);
+    assert_eq!(shown(&editor), "look: [paste #1 +60 lines]|");
+    press(&mut editor, KeyCode::Left, NONE);
+    assert_eq!(shown(&editor), "look: |[paste #1 +60 lines]");
+    press(&mut editor, KeyCode::End, NONE);
+    press(&mut editor, KeyCode::Char('!'), NONE);
+    assert_eq!(
+        press(&mut editor, KeyCode::Enter, NONE),
+        EditorAction::Submit(format!("look: {sixty}!"))
+    );
+    // The history keeps the marker text; the pastes are forgotten.
+    assert_eq!(editor.history(), &["look: [paste #1 +60 lines]!".to_owned()]);
+    editor.handle_paste(&sixty);
+    assert_eq!(editor.text(), "[paste #1 +60 lines]");
+    assert_eq!(editor.submit(), Some(sixty.clone()));
+}
+
+#[test]
+fn a_pasted_path_after_a_word_gets_a_space() {
+    let mut editor = typed("see");
+    editor.handle_paste("/tmp/file");
+    assert_eq!(editor.text(), "see /tmp/file");
+}
+
+fn grapheme_key() -> impl Strategy<Value = KeyEvent> {
+    let codes = prop_oneof![
+        prop::sample::select(vec![
+            'a', ' ', '-', '日', 'e', '\u{301}', '\u{200d}', '🇫', '🇷', '👩', '💻', ']', 'w', 'u', 'k', 'y', 'd', 'b',
+            'f', 'h'
+        ])
+        .prop_map(KeyCode::Char),
+        prop::sample::select(vec![
+            KeyCode::Backspace,
+            KeyCode::Delete,
+            KeyCode::Left,
+            KeyCode::Right,
+            KeyCode::Up,
+            KeyCode::Down,
+            KeyCode::Home,
+            KeyCode::End,
+            KeyCode::Enter,
+        ]),
+    ];
+    let mods = prop::sample::select(vec![NONE, CTRL, ALT, SHIFT, CTRL | ALT]);
+    (codes, mods).prop_map(|(code, mods)| key(code, mods))
+}
+
+proptest! {
+    #[test]
+    fn any_edit_sequence_keeps_the_cursor_on_a_grapheme_boundary(
+        steps in proptest::collection::vec((grapheme_key(), proptest::option::of("[a-z\n🇫🇷👩\u{200d}💻]{0,30}")), 0..60)
+    ) {
+        use unicode_segmentation::UnicodeSegmentation;
+        let mut editor = Editor::new(&Theme::plain());
+        for (key, paste) in steps {
+            match paste {
+                Some(text) if key.code == KeyCode::Enter => {
+                    editor.handle_paste(&text);
+                }
+                _ => {
+                    editor.handle_key(key);
+                }
+            }
+            let text = editor.text();
+            let cursor = editor.cursor();
+            prop_assert!(cursor <= text.len());
+            let boundaries: Vec<usize> = text.grapheme_indices(true).map(|(i, _)| i).chain([text.len()]).collect();
+            prop_assert!(boundaries.contains(&cursor), "cursor {} inside a grapheme of {:?}", cursor, text);
+            let (row, col) = editor.cursor_position(12);
+            let lines = editor.render(12);
+            prop_assert!(usize::from(row) < lines.len().max(1));
+            prop_assert!(col <= 12);
+        }
+    }
+}
+
+#[test]
+fn page_keys_move_a_page_of_rows() {
+    let mut editor = Editor::new(&Theme::plain());
+    editor.set_text(&(0..12).map(|i| format!("row{i}")).collect::<Vec<_>>().join("\n"));
+    assert_eq!(press(&mut editor, KeyCode::PageUp, NONE), EditorAction::Changed);
+    assert!(shown(&editor).contains("\nrow6|\n"), "{}", shown(&editor));
+    press(&mut editor, KeyCode::PageUp, NONE);
+    press(&mut editor, KeyCode::PageUp, NONE);
+    assert!(shown(&editor).starts_with("row0|"), "{}", shown(&editor));
+    press(&mut editor, KeyCode::PageDown, NONE);
+    assert!(shown(&editor).contains("\nrow5|\n"), "{}", shown(&editor));
+}
+
+#[test]
+fn a_paste_with_csi_u_line_feeds_keeps_its_lines() {
+    let mut editor = Editor::new(&Theme::plain());
+    editor.handle_paste("one\x1b[106;5utwo\x1b[77;5uthree\x1b[1;5u");
+    assert_eq!(editor.text(), "one\ntwo\nthree[1;5u");
 }

@@ -230,7 +230,8 @@ impl Dialog {
                     return true;
                 }
                 if is_enter(&key) {
-                    let text = editor.text().to_owned();
+                    // A large paste is a marker in the editor: the answer is what was pasted.
+                    let text = editor.expanded_text();
                     editor.clear();
                     if let Some(reply) = reply.take() {
                         let _ = reply.send(Some(text));

@@ -50,7 +50,6 @@ pub use transcript::{Item, NoticeKind, ToolBlock, Transcript};
 
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::Event;
 use pi_agent_core::{AgentError, AgentEvent, AgentMessage};
@@ -167,8 +166,7 @@ pub async fn run_interactive(app: App, options: InteractiveOptions) -> i32 {
         }
     };
     let hook = panic_hook::install(std::thread::current().id(), terminal::restore);
-    let stop = Arc::new(AtomicBool::new(false));
-    let events = terminal::spawn_input(stop.clone());
+    let (events, input_stop) = terminal::spawn_input();
     let term = Terminal {
         out: std::io::stdout(),
         size: terminal::size(),
@@ -176,7 +174,7 @@ pub async fn run_interactive(app: App, options: InteractiveOptions) -> i32 {
         probe: Some(Arc::new(|| crossterm::terminal::size().ok())),
     };
     let code = run_with_terminal(&app, options, term).await;
-    stop.store(true, Ordering::SeqCst);
+    drop(input_stop);
     drop(hook);
     drop(guard);
     code
@@ -323,9 +321,9 @@ async fn shutdown_wanted(extensions: Option<&Arc<pi_coding_agent::extensions::Ex
     }
 }
 
-/// Commits what finished and redraws the live region. The terminal's cursor stays hidden (the
-/// editor draws its own): the renderer then rests at the live region's first row, which keeps a
-/// resize exact however the terminal reflows.
+/// Commits what finished and redraws the live region, with the terminal's cursor shown at the
+/// typing position (the editor's or a dialog's input; pi-tui's CURSOR_MARKER), so input methods
+/// and screen readers follow it; hidden while nothing takes typing (a picker).
 fn draw<W: Write>(screen: &mut Screen, renderer: &mut InlineRenderer<W>) -> std::io::Result<()> {
     let raw = screen.take_terminal_output();
     if !raw.is_empty() {
@@ -335,8 +333,8 @@ fn draw<W: Write>(screen: &mut Screen, renderer: &mut InlineRenderer<W>) -> std:
     let width = renderer.width();
     let committed = screen.take_commit(width);
     renderer.commit(&committed)?;
-    let (live, _cursor) = screen.render_live(width);
-    renderer.draw(&live)
+    let (live, cursor) = screen.render_live(width);
+    renderer.draw_with_cursor(&live, cursor)
 }
 
 /// The custom tools with their renderers.
