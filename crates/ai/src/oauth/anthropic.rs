@@ -4,7 +4,8 @@
 use serde_json::{Value, json};
 
 use super::callback::{CallbackServer, CallbackSpec};
-use super::{LoginCallbacks, OAuthCredentials, OAuthEndpoints, OAuthError, now_ms, pkce, wait_for_code};
+use super::common::{LoginCallbacks, OAuthCredentials, OAuthEndpoints, OAuthError, now_ms, wait_for_code};
+use super::pkce;
 
 const CLIENT_ID: &str = "9d1c250a-e61b-44d9-88ed-5944d1962f5e";
 const AUTHORIZE_URL: &str = "https://claude.ai/oauth/authorize";
@@ -118,7 +119,7 @@ fn tokens(text: &str) -> Result<OAuthCredentials, String> {
 
 /// POSTs JSON; the body text, or pi's `HTTP request failed. …` description.
 async fn post_json(url: &str, body: &Value) -> Result<String, String> {
-    let response = super::client()
+    let response = super::common::client()
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json")

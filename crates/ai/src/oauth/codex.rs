@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::callback::{CallbackServer, CallbackSpec};
-use super::{LoginCallbacks, OAuthCredentials, OAuthEndpoints, OAuthError, jwt_claims, now_ms, pkce, wait_for_code};
+use super::common::{LoginCallbacks, OAuthCredentials, OAuthEndpoints, OAuthError, jwt_claims, now_ms, wait_for_code};
+use super::pkce;
 
 const CLIENT_ID: &str = "app_EMoamEEZ73f0CkXaXp7hrann";
 const AUTHORIZE_URL: &str = "https://auth.openai.com/oauth/authorize";
@@ -109,7 +110,7 @@ fn account_id(access: &str) -> Option<String> {
 
 /// POSTs the form; access, refresh and expiry, or pi's `OpenAI Codex token <what> failed …`.
 async fn token_request(url: &str, form: &[(&str, &str)], what: &str) -> Result<(String, String, i64), OAuthError> {
-    let response = super::client()
+    let response = super::common::client()
         .post(url)
         .form(form)
         .send()

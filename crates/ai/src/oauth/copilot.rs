@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{LoginCallbacks, OAuthCredentials, OAuthEndpoints, OAuthError};
+use super::common::{LoginCallbacks, OAuthCredentials, OAuthEndpoints, OAuthError};
 
 const CLIENT_ID: &str = "Iv1.b507a08c87ecfe98";
 const USER_AGENT: &str = "GitHubCopilotChat/0.35.0";
@@ -102,7 +102,7 @@ async fn fetch_json(request: reqwest::RequestBuilder) -> Result<Value, OAuthErro
 }
 
 fn form_post(url: &str, form: &[(&str, &str)]) -> reqwest::RequestBuilder {
-    super::client()
+    super::common::client()
         .post(url)
         .header("accept", "application/json")
         .header("user-agent", USER_AGENT)
@@ -228,7 +228,7 @@ pub(super) async fn copilot_token(
 ) -> Result<OAuthCredentials, OAuthError> {
     let domain = enterprise.filter(|d| !d.is_empty()).unwrap_or("github.com");
     let url = urls(domain, endpoints).copilot_token;
-    let mut request = super::client()
+    let mut request = super::common::client()
         .get(&url)
         .header("accept", "application/json")
         .header("authorization", format!("Bearer {github_token}"));
@@ -269,7 +269,7 @@ async fn enable_models(token: &str, enterprise: Option<&str>, endpoints: &OAuthE
         .filter(|model| model.provider == "github-copilot")
         .map(|model| model.id.clone())
         .collect();
-    let client = super::client();
+    let client = super::common::client();
     let requests = ids.iter().map(|id| {
         let mut request = client
             .post(format!("{base}/models/{id}/policy"))

@@ -4,7 +4,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
-use super::OAuthError;
+use super::common::OAuthError;
 
 /// A code verifier and its challenge.
 #[derive(Clone)]
