@@ -32,6 +32,7 @@ pub mod google;
 pub mod google_vertex;
 mod http;
 pub mod mistral;
+pub mod oauth;
 pub mod openai_codex_responses;
 pub mod openai_completions;
 pub mod openai_responses;
@@ -57,8 +58,9 @@ pub use pi_agent_core::{Model, ModelCost, StreamFn};
 pub use providers::{Providers, SUPPORTED_APIS};
 pub use redact::{MIN_SECRET_CHARS, REDACTED, names_a_credential, redact, redacted_excerpt, register_secret};
 pub use registry::{
-    BuiltinProvider, CATALOG_SOURCE_VERSION, ModelRegistry, ProviderConfigError, RegistryError, builtin_providers,
-    default_models_path, env_var_for_provider, env_vars_for_provider, is_local_url, resolve_config_value,
+    BuiltinProvider, CATALOG_SOURCE_VERSION, CredentialStore, ModelRegistry, ProviderConfigError, RegistryError,
+    StoredCredential, builtin_providers, default_models_path, env_var_for_provider, env_vars_for_provider,
+    is_local_url, resolve_config_value,
 };
 pub use shared_registry::SharedRegistry;
 pub use sse::{SseEvent, SseParser};

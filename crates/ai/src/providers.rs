@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use futures::StreamExt;
 use pi_agent_core::{AssistantMessageStream, LlmContext, Model, StreamFn, StreamOptions};
 
 use crate::driver;
@@ -96,8 +97,60 @@ impl Providers {
     }
 }
 
+/// The headers pi-ai adds to every GitHub Copilot request: `X-Initiator` (`user` when the last
+/// message is the user's, else `agent`), `Openai-Intent: conversation-edits`, and
+/// `Copilot-Vision-Request: true` when a user message or tool result carries an image.
+fn copilot_headers(context: &LlmContext<'_>) -> [(&'static str, Option<&'static str>); 3] {
+    use pi_agent_core::{AgentMessage, ContentBlock, UserContent};
+    let initiator = match context.messages.last() {
+        Some(message) if message.role() != "user" => "agent",
+        _ => "user",
+    };
+    let image = |block: &ContentBlock| matches!(block, ContentBlock::Image(_));
+    let has_images = context.messages.iter().any(|message| match message {
+        AgentMessage::User(user) => matches!(&user.content, UserContent::Blocks(blocks) if blocks.iter().any(image)),
+        AgentMessage::ToolResult(result) => result.content.iter().any(image),
+        _ => false,
+    });
+    [
+        ("X-Initiator", Some(initiator)),
+        ("Openai-Intent", Some("conversation-edits")),
+        ("Copilot-Vision-Request", has_images.then_some("true")),
+    ]
+}
+
 impl StreamFn for Providers {
     fn stream(&self, model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> AssistantMessageStream {
+        // An expired login is refreshed first (pi: before the request, under auth.json's lock).
+        if let Some(registry) = self.registry()
+            && options.api_key.as_ref().is_none_or(String::is_empty)
+            && registry.needs_refresh(&model.provider)
+        {
+            let (this, registry, model, options) = (self.clone(), registry.clone(), model.clone(), options.clone());
+            let (system_prompt, messages, tools) = (
+                context.system_prompt.to_owned(),
+                context.messages.to_vec(),
+                context.tools.to_vec(),
+            );
+            let refreshed = async move {
+                if let Err(error) = registry.refresh_login(&model.provider).await {
+                    return driver::failed(&model, error.to_string());
+                }
+                let context = LlmContext {
+                    system_prompt: &system_prompt,
+                    messages: &messages,
+                    tools: &tools,
+                };
+                this.stream_now(&model, &context, &options)
+            };
+            return Box::pin(futures::stream::once(refreshed).flatten());
+        }
+        self.stream_now(model, context, options)
+    }
+}
+
+impl Providers {
+    fn stream_now(&self, model: &Model, context: &LlmContext<'_>, options: &StreamOptions) -> AssistantMessageStream {
         let api = model.api.as_str();
         if !SUPPORTED_APIS.contains(&api) {
             return driver::failed(model, format!("No API provider registered for api: {api}"));
@@ -125,9 +178,26 @@ impl StreamFn for Providers {
                 crate::redact::register_secret(value);
             }
         }
+        if model.provider == "github-copilot" {
+            for (name, value) in copilot_headers(context) {
+                if let Some(value) = value
+                    && !options.headers.keys().any(|given| given.eq_ignore_ascii_case(name))
+                {
+                    options.headers.insert(name.to_owned(), value.to_owned());
+                }
+            }
+        }
         let resolved;
+        let relocated;
         let mut model = model;
         if let Some(registry) = self.registry() {
+            if let Some(base_url) = registry.login_base_url(&model.provider) {
+                relocated = Model {
+                    base_url,
+                    ..model.clone()
+                };
+                model = &relocated;
+            }
             if let Some(headers) = &model.headers {
                 resolved = Model {
                     headers: Some(registry.resolve_headers(headers)),

@@ -18,6 +18,26 @@ fn process_env() -> EnvLookup {
     Arc::new(|name: &str| std::env::var(name).ok())
 }
 
+/// What `auth.json` holds for a provider, as the registry sees it ([`CredentialStore`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoredCredential {
+    /// `{"type": "api_key", "key": …}`: the `key` as written (resolved like a `models.json`
+    /// `apiKey`: `!command`, a variable's name, or literal).
+    ApiKey(String),
+    /// `{"type": "oauth", …}`: a subscription login.
+    OAuth(crate::oauth::OAuthCredentials),
+}
+
+/// The stored credentials (pi's `~/.pi/agent/auth.json`, kept by `pi-coding-agent`), which the
+/// registry reads before the environment and `models.json`.
+pub trait CredentialStore: Send + Sync {
+    /// The credential stored for `provider`.
+    fn get(&self, provider: &str) -> Option<StoredCredential>;
+    /// Refreshes the expired login of `provider` (under the store's lock, so that two
+    /// processes refresh once) and keeps the new credentials; fails with pi's text.
+    fn refresh(&self, provider: &str) -> futures::future::BoxFuture<'static, Result<(), crate::oauth::OAuthError>>;
+}
+
 /// Per-provider settings from `models.json` that apply at request time.
 #[derive(Debug, Clone, Default)]
 struct ProviderSettings {
@@ -80,6 +100,7 @@ pub struct ModelRegistry {
     models: Vec<Model>,
     providers: BTreeMap<String, ProviderSettings>,
     env: EnvLookup,
+    credentials: Option<Arc<dyn CredentialStore>>,
 }
 
 impl std::fmt::Debug for ModelRegistry {
@@ -253,6 +274,7 @@ impl ModelRegistry {
             models: builtin::builtin_models(),
             providers: BTreeMap::new(),
             env: process_env(),
+            credentials: None,
         }
     }
 
@@ -289,6 +311,71 @@ impl ModelRegistry {
     pub fn with_env(mut self, env: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
         self.env = Arc::new(env);
         self
+    }
+
+    /// Reads `auth.json`'s credentials through `store` first (pi's order: `--api-key`, then
+    /// `auth.json`, then the environment and `models.json`).
+    #[must_use]
+    pub fn with_credentials(mut self, store: Arc<dyn CredentialStore>) -> Self {
+        self.credentials = Some(store);
+        self
+    }
+
+    /// The credential store, if any.
+    pub fn credentials(&self) -> Option<&Arc<dyn CredentialStore>> {
+        self.credentials.as_ref()
+    }
+
+    fn stored(&self, provider: &str) -> Option<StoredCredential> {
+        self.credentials.as_ref()?.get(provider)
+    }
+
+    /// Whether `provider`'s stored login has expired: [`ModelRegistry::refresh_login`] first.
+    pub fn needs_refresh(&self, provider: &str) -> bool {
+        matches!(self.stored(provider), Some(StoredCredential::OAuth(login))
+            if crate::oauth::OAuthProvider::from_id(provider).is_some() && login.is_expired(crate::oauth::now_ms()))
+    }
+
+    /// Refreshes `provider`'s expired login through the store; pi's `Failed to refresh OAuth
+    /// token for <provider>` when it fails (the cause goes to the debug log).
+    pub async fn refresh_login(&self, provider: &str) -> Result<(), crate::oauth::OAuthError> {
+        let Some(store) = &self.credentials else {
+            return Ok(());
+        };
+        store.refresh(provider).await.map_err(|error| {
+            tracing::warn!(provider, error = %error, "OAuth token refresh failed");
+            crate::oauth::OAuthError::Failed(format!("Failed to refresh OAuth token for {provider}"))
+        })
+    }
+
+    /// The base URL a stored login sends `provider`'s requests to instead of the model's: for
+    /// `github-copilot`, the one its token names ([`copilot_base_url`](crate::oauth::copilot_base_url)).
+    pub fn login_base_url(&self, provider: &str) -> Option<String> {
+        if provider != "github-copilot" {
+            return None;
+        }
+        match self.stored(provider)? {
+            StoredCredential::OAuth(login) => {
+                let domain = login.enterprise_url().and_then(crate::oauth::normalize_domain);
+                Some(crate::oauth::copilot_base_url(Some(&login.access), domain.as_deref()))
+            }
+            StoredCredential::ApiKey(_) => None,
+        }
+    }
+
+    /// The key `auth.json` gives `provider`: an `api_key` resolved, or a login's access token
+    /// while it has not expired (an unknown or expired login gives none, as in pi).
+    fn stored_key(&self, provider: &str) -> Option<Option<String>> {
+        let key = match self.stored(provider)? {
+            StoredCredential::ApiKey(value) => resolve_config_value(&value, &*self.env),
+            StoredCredential::OAuth(login) => {
+                let usable = crate::oauth::OAuthProvider::from_id(provider).is_some()
+                    && !login.is_expired(crate::oauth::now_ms());
+                login.register_secrets();
+                usable.then_some(login.access)
+            }
+        };
+        Some(key.filter(|key| !key.is_empty()))
     }
 
     fn apply(&mut self, config: config::Config) {
@@ -456,7 +543,9 @@ impl ModelRegistry {
     /// assert!(!registry.is_available(registry.find("anthropic", "claude-sonnet-4-5").unwrap()));
     /// ```
     pub fn is_available(&self, model: &Model) -> bool {
-        self.reachable(model, |provider| self.api_key_for(provider).is_some())
+        self.reachable(model, |provider| {
+            self.api_key_for(provider).is_some() || self.needs_refresh(provider)
+        })
     }
 
     /// The one availability rule: the provider has a key (`has_key`, the caller's notion of one)
@@ -482,7 +571,7 @@ impl ModelRegistry {
                 self.reachable(model, |provider| {
                     *providers
                         .entry(model.provider.as_str())
-                        .or_insert_with(|| self.api_key_for(provider).is_some())
+                        .or_insert_with(|| self.api_key_for(provider).is_some() || self.needs_refresh(provider))
                 })
             })
             .collect()
@@ -508,7 +597,7 @@ impl ModelRegistry {
                 .get(provider)
                 .and_then(|settings| settings.api_key.as_deref())
                 .is_some_and(|value| !value.is_empty());
-            configured || self.env_key(provider).is_some()
+            configured || self.stored(provider).is_some() || self.env_key(provider).is_some()
         })
     }
 
@@ -525,10 +614,20 @@ impl ModelRegistry {
         builtin::has_ambient_credentials(provider, &*self.env, &|path| path.exists())
     }
 
-    /// The API key for `provider`: its `apiKey` from `models.json` (resolved), else the first of
-    /// its variables that is set ([`env_vars_for_provider`]). Empty values count as missing. The
+    /// The API key for `provider`: its `auth.json` entry ([`ModelRegistry::with_credentials`]:
+    /// an `api_key`, or a login's unexpired access token), else its `apiKey` from `models.json`
+    /// (resolved), else the first of its variables that is set ([`env_vars_for_provider`]). Empty values count as missing. The
     /// key is registered with the redactor ([`register_secret`](crate::register_secret)).
     pub fn api_key_for(&self, provider: &str) -> Option<String> {
+        if let Some(stored) = self.stored_key(provider) {
+            if let Some(key) = &stored {
+                crate::redact::register_secret(key);
+            }
+            // pi: an `auth.json` entry decides (an expired login is refreshed before a request).
+            if stored.is_some() || self.needs_refresh(provider) {
+                return stored;
+            }
+        }
         let configured = self
             .providers
             .get(provider)

@@ -170,6 +170,8 @@ pub struct Prepared {
     pub prompt_recipe: PromptRecipe,
     /// The interactive mode's themes and the one to start with (`None` in the other modes).
     pub themes: Option<(themes::Themes, themes::ActiveTheme)>,
+    /// `auth.json` (`/login`, `/logout`); `None` when it could not be read (a warning said why).
+    pub auth: Option<Arc<pi_coding_agent::auth::AuthStorage>>,
 }
 
 /// What a program embedding `pi` adds to it or changes.
@@ -279,6 +281,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         extensions,
         prompt_recipe: _,
         themes,
+        auth,
     } = prepared;
     let session = app.session().clone();
     match args.mode() {
@@ -336,6 +339,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                 requests: tui_requests,
                 warnings: tui_warnings,
                 extensions: Some(extensions),
+                auth,
                 images: crate::modes::interactive::InlineImages {
                     show: images.show_images,
                     width_cells: images.image_width_cells,
@@ -458,7 +462,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         Some(dir) => AgentPaths::new(dir.clone()),
         None => AgentPaths::from_process_env().ok_or(CliError::NoAgentDir)?,
     };
-    let (mut settings, registry) = {
+    let (mut settings, registry, auth) = {
         let paths = paths.clone();
         let cwd = cwd.clone();
         tokio::task::spawn_blocking(move || load_config(&paths, &cwd)).await??
@@ -496,6 +500,9 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         let warn_to = io.stderr.clone();
         (Arc::new(move |warning| say(&warn_to, &warning)), None)
     };
+    if let Some(error) = &auth.1 {
+        warn(format!("Warning: {error}"));
+    }
     let (session, rpc_ui, tui_requests, extensions, prompt_recipe, themes) = build_session(
         args,
         &settings,
@@ -574,6 +581,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         extensions,
         prompt_recipe,
         themes,
+        auth: auth.0,
     }))
 }
 
@@ -660,10 +668,22 @@ fn shows_header(args: &Args, settings: &Settings) -> bool {
     args.verbose || settings.quiet_startup != Some(true)
 }
 
-fn load_config(paths: &AgentPaths, cwd: &Path) -> Result<(Settings, ModelRegistry), CliError> {
+/// `auth.json`, or why it could not be read (pi goes on without it, as we do).
+type LoadedAuth = (Option<Arc<pi_coding_agent::auth::AuthStorage>>, Option<String>);
+
+fn load_config(paths: &AgentPaths, cwd: &Path) -> Result<(Settings, ModelRegistry, LoadedAuth), CliError> {
     let settings = Settings::load(&paths.settings_file(), Some(&project_settings_file(cwd)))?;
     let registry = ModelRegistry::load(&paths.models_file())?;
-    Ok((settings, registry))
+    // pi reads `auth.json` before the environment and `models.json`.
+    let (registry, auth) = match pi_coding_agent::auth::AuthStorage::open(paths.auth_file()) {
+        Ok(storage) => {
+            let storage = Arc::new(storage);
+            let store = Arc::new(pi_coding_agent::auth::SharedAuth(storage.clone()));
+            (registry.with_credentials(store), (Some(storage), None))
+        }
+        Err(error) => (registry, (None, Some(error.to_string()))),
+    };
+    Ok((settings, registry, auth))
 }
 
 /// The tools the flags ask for: pi's defaults plus every custom tool; `--tools` exactly those

@@ -59,3 +59,37 @@ async fn openrouters_models_as_pi_lists_them() {
 async fn every_providers_models_as_pi_lists_them() {
     assert_same_lines(&list_models(&every_key()).await, &golden("every-key.txt"));
 }
+
+/// `auth.json` as pi writes it: an `api_key` entry (groq) and a ChatGPT login (openai-codex).
+const AUTH_JSON: &str = r#"{
+  "groq": {
+    "type": "api_key",
+    "key": "gsk-from-auth-json"
+  },
+  "openai-codex": {
+    "type": "oauth",
+    "access": "codex-access-token",
+    "refresh": "codex-refresh-token",
+    "expires": 4102444800000,
+    "accountId": "acct-1"
+  }
+}"#;
+
+/// `auth-json.txt`: recorded like the others, with only `AUTH_JSON` in `~/.pi/agent/auth.json` and no
+/// key variable: its providers' models are listed.
+#[tokio::test(flavor = "multi_thread")]
+async fn auth_json_providers_models_as_pi_lists_them() {
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_pi"));
+    std::fs::create_dir_all(sandbox.agent_dir()).unwrap();
+    std::fs::write(sandbox.agent_dir().join("auth.json"), AUTH_JSON).unwrap();
+    let mut command = sandbox.command(&["--list-models"]);
+    command.env("PI_OFFLINE", "1").env("PI_SKIP_VERSION_CHECK", "1");
+    let output = pi_test_support::sandbox::output(command).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_same_lines(&text(&output.stdout), &golden("auth-json.txt"));
+    // Read, not rewritten.
+    assert_eq!(
+        std::fs::read_to_string(sandbox.agent_dir().join("auth.json")).unwrap(),
+        AUTH_JSON
+    );
+}

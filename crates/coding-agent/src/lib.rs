@@ -51,6 +51,7 @@
 
 mod app;
 pub mod ast;
+pub mod auth;
 mod build_error;
 mod builder;
 pub mod compaction;

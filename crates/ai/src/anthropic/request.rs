@@ -83,7 +83,7 @@ pub fn thinking_budget(level: ThinkingLevel, max_tokens: u64, model_max_tokens: 
 
 /// Builds the complete request (URL, headers, body) for one call.
 ///
-/// Headers: `x-api-key` (when a key is given), `anthropic-version`, `accept:
+/// Headers: `x-api-key` (when a key is given; `authorization: Bearer` for `github-copilot`), `anthropic-version`, `accept:
 /// text/event-stream`, then the model's and the options' headers, later ones replacing earlier
 /// ones of the same name (`content-type` is always `application/json` and cannot be replaced).
 /// See [`super`] for the body.
@@ -100,8 +100,13 @@ pub fn prepare_request(model: &Model, context: &LlmContext<'_>, options: &Stream
 
 fn headers(model: &Model, options: &StreamOptions, api_key: Option<&str>) -> Vec<(String, String)> {
     let mut headers = Vec::new();
+    // Copilot's Anthropic endpoint takes the token as a bearer (pi-ai's `authToken`).
     if let Some(key) = api_key {
-        headers.push(("x-api-key".to_owned(), key.to_owned()));
+        if model.provider == "github-copilot" {
+            headers.push(("authorization".to_owned(), format!("Bearer {key}")));
+        } else {
+            headers.push(("x-api-key".to_owned(), key.to_owned()));
+        }
     }
     headers.push(("anthropic-version".to_owned(), ANTHROPIC_VERSION.to_owned()));
     headers.push(("accept".to_owned(), "text/event-stream".to_owned()));

@@ -47,6 +47,11 @@ impl AgentPaths {
         self.agent_dir.join("settings.json")
     }
 
+    /// `auth.json`: API keys and subscription logins (`pi_coding_agent::auth`).
+    pub fn auth_file(&self) -> PathBuf {
+        self.agent_dir.join("auth.json")
+    }
+
     /// `models.json`.
     pub fn models_file(&self) -> PathBuf {
         self.agent_dir.join("models.json")

@@ -30,6 +30,10 @@ pub enum SlashCommand {
     Apply(String),
     /// `/discard [reason]`: discard the pending preview.
     Discard(String),
+    /// `/login`: log in to a subscription or store an API key in `auth.json`.
+    Login,
+    /// `/logout`: remove credentials `/login` stored.
+    Logout,
     /// `/quit` (or `/exit`).
     Quit,
     /// `/help`: list the commands and keys.
@@ -54,6 +58,8 @@ pub(super) const COMMANDS: &[(&str, &str)] = &[
     ("/compact", "summarize the history now [instructions]"),
     ("/apply", "apply the pending preview [reason]"),
     ("/discard", "discard the pending preview [reason]"),
+    ("/login", "Configure provider authentication"),
+    ("/logout", "Remove provider authentication"),
     ("/help", "commands and keys"),
     ("/quit", "leave pi"),
 ];
@@ -86,6 +92,8 @@ pub fn parse_slash_command(text: &str) -> Option<SlashCommand> {
         "/compact" => SlashCommand::Compact(rest),
         "/apply" => SlashCommand::Apply(rest),
         "/discard" => SlashCommand::Discard(rest),
+        "/login" => SlashCommand::Login,
+        "/logout" => SlashCommand::Logout,
         "/quit" | "/exit" => SlashCommand::Quit,
         "/help" => SlashCommand::Help,
         _ => return None,

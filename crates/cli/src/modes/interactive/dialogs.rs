@@ -184,6 +184,17 @@ impl Dialog {
         })
     }
 
+    /// Whether whoever asked no longer waits for the answer (a login's paste field once the
+    /// browser's redirect came): the dialog can go unanswered.
+    pub(super) fn is_abandoned(&self) -> bool {
+        match &self.kind {
+            DialogKind::Select { reply, .. } | DialogKind::Input { reply, .. } => {
+                reply.as_ref().is_some_and(oneshot::Sender::is_closed)
+            }
+            DialogKind::Confirm { reply, .. } => reply.as_ref().is_some_and(oneshot::Sender::is_closed),
+        }
+    }
+
     /// Handles a key; `true` when the dialog is answered (or dismissed) and can go.
     pub(super) fn handle_key(&mut self, key: KeyEvent) -> bool {
         match &mut self.kind {

@@ -29,6 +29,7 @@ mod commands;
 mod dialogs;
 mod footer;
 mod images;
+mod login;
 mod panic_hook;
 mod render;
 mod screen;
@@ -93,6 +94,9 @@ pub struct InteractiveOptions {
     pub extensions: Option<Arc<pi_coding_agent::extensions::Extensions>>,
     /// Where `/copy` reads `DISPLAY`, `SSH_CONNECTION`, `PATH` … (the process's environment).
     pub environment: Environment,
+    /// `auth.json`, where `/login` stores and `/logout` removes credentials (`None`: neither
+    /// works).
+    pub auth: Option<Arc<pi_coding_agent::auth::AuthStorage>>,
     /// How tool results' images are shown (detected from the environment by default).
     pub images: InlineImages,
     /// Where Ctrl+V reads an image from (the system clipboard by default).
@@ -112,6 +116,7 @@ impl Default for InteractiveOptions {
             show_history: true,
             skill_commands: true,
             extensions: None,
+            auth: None,
             environment: Environment::default(),
             images: InlineImages::detect(),
             clipboard: Clipboard::system(),
@@ -205,6 +210,7 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     let context = CommandContext {
         skill_commands: options.skill_commands,
         environment: options.environment.clone(),
+        auth: options.auth.clone(),
     };
     screen.set_clipboard(options.clipboard);
     let mut ticker = tokio::time::interval(Loader::INTERVAL);
@@ -407,6 +413,7 @@ fn start_run(
 struct CommandContext {
     skill_commands: bool,
     environment: Environment,
+    auth: Option<Arc<pi_coding_agent::auth::AuthStorage>>,
 }
 
 /// Carries out `action`; `false` to leave.
@@ -598,6 +605,23 @@ async fn command_action(
         SlashCommand::Export(rest) => session_commands::export(screen, app, &rest).await,
         SlashCommand::Copy => session_commands::copy(screen, app, &context.environment).await,
         SlashCommand::Share => session_commands::share(screen, app, &context.environment).await,
+        SlashCommand::Login | SlashCommand::Logout => match &context.auth {
+            Some(auth) => {
+                let dialogs = login::LoginDialogs::new(app.session().ui(), auth.clone(), (*app.registry()).clone());
+                let logout = command == SlashCommand::Logout;
+                tokio::spawn(async move {
+                    if logout {
+                        dialogs.logout().await;
+                    } else {
+                        dialogs.login().await;
+                    }
+                });
+            }
+            None => screen.notice(
+                "auth.json could not be read: see the warning at start-up.",
+                NoticeKind::Error,
+            ),
+        },
         SlashCommand::Help => {
             let mut text = String::from("Commands:");
             for (name, help) in COMMANDS {
@@ -737,6 +761,7 @@ async fn tree_message(
                     let context = CommandContext {
                         skill_commands: false,
                         environment: Environment::default(),
+                        auth: None,
                     };
                     command_action(SlashCommand::Tree, screen, app, None, &context).await;
                 }

@@ -341,6 +341,7 @@ impl Screen {
     /// A tool's question becomes a dialog (shown after those already waiting); a notification
     /// becomes a notice.
     pub fn push_request(&mut self, request: UiRequest) {
+        self.dialogs.retain(|dialog| !dialog.is_abandoned());
         match Dialog::from_request(request, &self.theme) {
             Ok(dialog) => self.dialogs.push_back(dialog),
             Err((message, kind)) => {
