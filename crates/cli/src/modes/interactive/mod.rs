@@ -29,6 +29,7 @@ mod commands;
 mod dialogs;
 mod footer;
 mod images;
+mod input;
 mod panic_hook;
 mod render;
 mod screen;
@@ -50,7 +51,6 @@ pub use transcript::{Item, NoticeKind, ToolBlock, Transcript};
 
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::Event;
 use pi_agent_core::{AgentError, AgentEvent, AgentMessage};
@@ -167,8 +167,7 @@ pub async fn run_interactive(app: App, options: InteractiveOptions) -> i32 {
         }
     };
     let hook = panic_hook::install(std::thread::current().id(), terminal::restore);
-    let stop = Arc::new(AtomicBool::new(false));
-    let events = terminal::spawn_input(stop.clone());
+    let (events, input) = input::spawn_input();
     let term = Terminal {
         out: std::io::stdout(),
         size: terminal::size(),
@@ -176,7 +175,7 @@ pub async fn run_interactive(app: App, options: InteractiveOptions) -> i32 {
         probe: Some(Arc::new(|| crossterm::terminal::size().ok())),
     };
     let code = run_with_terminal(&app, options, term).await;
-    stop.store(true, Ordering::SeqCst);
+    drop(input);
     drop(hook);
     drop(guard);
     code

@@ -1,15 +1,12 @@
-//! The terminal while the interactive mode owns it: raw mode and bracketed paste on, keys read on
-//! a thread of their own, everything put back however the mode ends (return, `?`, panic, a
+//! The terminal while the interactive mode owns it: raw mode and bracketed paste on (keys are read
+//! by `input.rs`), everything put back however the mode ends (return, `?`, panic, a
 //! signal that exits the process).
 
 use std::io::Write;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
-use crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event};
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
 use crossterm::terminal;
-use tokio::sync::mpsc;
 
 /// True while raw mode is on (so [`restore`] knows whether there is anything to undo).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -50,27 +47,4 @@ pub fn restore() {
 /// The terminal's size, 80 × 24 when it cannot be read.
 pub(super) fn size() -> (u16, u16) {
     terminal::size().unwrap_or((80, 24))
-}
-
-/// Reads terminal events on a thread until the receiver is dropped or `stop` is set.
-pub(super) fn spawn_input(stop: Arc<AtomicBool>) -> mpsc::UnboundedReceiver<Event> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    // Without an input thread the receiver reports the end of input at once and the mode ends.
-    let _ = std::thread::Builder::new().name("pi-input".to_owned()).spawn(move || {
-        while !stop.load(Ordering::SeqCst) && !tx.is_closed() {
-            match event::poll(Duration::from_millis(50)) {
-                Ok(true) => match event::read() {
-                    Ok(event) => {
-                        if tx.send(event).is_err() {
-                            break;
-                        }
-                    }
-                    Err(_) => break,
-                },
-                Ok(false) => {}
-                Err(_) => break,
-            }
-        }
-    });
-    rx
 }
