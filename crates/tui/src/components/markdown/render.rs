@@ -212,8 +212,7 @@ fn longest_word(line: &Line) -> usize {
         .map(crate::display_width)
         .max()
         .unwrap_or(0)
-        .min(MAX_UNBROKEN_WORD)
-        .max(1)
+        .clamp(1, MAX_UNBROKEN_WORD)
 }
 
 /// Column widths summing to at most `available`, as pi sizes them: every column its natural
@@ -250,13 +249,7 @@ fn column_widths(natural: &[usize], words: &[usize], available: usize) -> Vec<us
     let mut widths: Vec<usize> = min
         .iter()
         .zip(&lacking)
-        .map(|(m, l)| {
-            m + if total_lacking > 0 {
-                l * extra / total_lacking
-            } else {
-                0
-            }
-        })
+        .map(|(m, l)| m + (l * extra).checked_div(total_lacking).unwrap_or(0))
         .collect();
     let mut remaining = available.saturating_sub(widths.iter().sum());
     while remaining > 0 {
