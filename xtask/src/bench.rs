@@ -13,7 +13,10 @@
 //!   recorded figures (`docs/compaction.md`);
 //! * `pi-cli --bench extension_startup`: start-up with pi 0.73.1's `hello` extension until the
 //!   answer to RPC `get_commands`, and without it, side by side with pi 0.73.1 when Node.js and
-//!   its package are there, else pi's last recorded figures (`docs/extensions.md`, "Speed").
+//!   its package are there, else pi's last recorded figures (`docs/extensions.md`, "Speed");
+//! * `pi-cli --bench tui`: frame time and bytes written while a reply streams under a 10 000-line
+//!   transcript, and an idle pi's wake-ups under tmux, side by side with pi 0.73.1 when Node.js and
+//!   its package are there (`docs/tui.md`, "Speed").
 //!
 //! Extra arguments go to every `cargo bench`, e.g. `cargo xtask bench -- --quick`.
 
@@ -30,6 +33,7 @@ pub const BENCHES: &[&[&str]] = &[
     &["bench", "-p", "pi-session-store", "--bench", "session_load"],
     &["bench", "-p", "pi-cli", "--bench", "compaction"],
     &["bench", "-p", "pi-cli", "--bench", "extension_startup"],
+    &["bench", "-p", "pi-cli", "--bench", "tui"],
 ];
 
 /// Runs every bench of [`BENCHES`] in `root` with `extra` appended; stops at the first failure.

@@ -30,3 +30,4 @@ mod rpc_client;
 mod session_flags;
 mod themes;
 mod tmux;
+mod tui_render;

@@ -41,7 +41,7 @@ impl Tmux {
     }
 
     /// Captures the pane until `ready` holds for it.
-    fn wait_until(&self, what: &str, timeout: Duration, ready: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_until(&self, what: &str, timeout: Duration, ready: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let pane = self.capture();

@@ -22,17 +22,18 @@
 //!   its scrollback) and the new live region is printed below them. So a finished streaming block
 //!   turns into committed output in place, with no flicker and no gap; committed lines are never
 //!   touched again. [`flush`](InlineRenderer::flush) writes them without a new live region.
-//! * [`draw`](InlineRenderer::draw) replaces the live region: it moves the cursor to the first row
-//!   that differs, clears to the end of the screen and prints from there; an unchanged region
-//!   writes nothing. A region taller than the terminal shows its last `height - 1` lines.
+//! * [`draw`](InlineRenderer::draw) replaces the live region, rewriting only the rows that
+//!   changed (each cleared and printed again; rows it no longer has cleared below its end), as
+//!   pi-tui's differential renderer does; an unchanged region writes nothing. A region taller than
+//!   the terminal shows its last `height - 1` lines.
 //! * Between calls the cursor rests at the start of the live region's first row (hidden), or where
 //!   [`draw_with_cursor`](InlineRenderer::draw_with_cursor) put it. Everything is relative to that
 //!   row, so the renderer never needs to know where on the screen it is.
-//! * [`resize`](InlineRenderer::resize): the terminal may have reflowed the old live region. With
-//!   the cursor resting at the region's first row, column 0, that row is still where the cursor is
-//!   (reflow keeps the cursor with its cell), so clearing from there to the end of the screen
-//!   removes the old region whatever the terminal did to it, and committed output above is never
-//!   touched. Lines kept from before are cut to the new width until the next draw.
+//! * [`resize`](InlineRenderer::resize) redraws everything at the new size, as pi does: the
+//!   screen and the scrollback are cleared and every committed line (kept, as committed) is
+//!   printed again, wrapped at the new width, then the live region. Whatever the terminal's reflow
+//!   did to the old rows (words split, padded rows doubled, live rows pushed into the scrollback
+//!   by a shrink) is gone, and the conversation is still in the terminal's own scrollback.
 //! * Each write is wrapped in synchronized output (`ESC[?2026h` … `ESC[?2026l`) and flushed once;
 //!   every printed line ends with an SGR reset; every line is cut (live) or wrapped (committed) to
 //!   the width and cleaned of control characters, so each line takes exactly one row — except an
@@ -89,6 +90,9 @@ pub struct InlineRenderer<W: Write> {
     cursor: Option<(usize, u16)>,
     /// Committed lines not written yet.
     pending: Vec<Line>,
+    /// Every committed line written so far, as given (before wrapping): a resize prints them
+    /// again at the new size.
+    history: Vec<Line>,
 }
 
 impl<W: Write> InlineRenderer<W> {
@@ -104,6 +108,7 @@ impl<W: Write> InlineRenderer<W> {
             cursor_row: 0,
             cursor: None,
             pending: Vec::new(),
+            history: Vec::new(),
         }
     }
 
@@ -158,6 +163,11 @@ impl<W: Write> InlineRenderer<W> {
         &self.pending
     }
 
+    /// Every committed line written so far, as committed (a resize prints them again).
+    pub fn history(&self) -> &[Line] {
+        &self.history
+    }
+
     /// Writes committed lines now, with the live region as last drawn below them.
     pub fn flush(&mut self) -> io::Result<()> {
         if self.pending.is_empty() {
@@ -177,20 +187,27 @@ impl<W: Write> InlineRenderer<W> {
     fn write_pending(&mut self) -> io::Result<()> {
         self.move_to_row(0)?;
         queue!(self.out, Clear(ClearType::FromCursorDown))?;
-        for line in std::mem::take(&mut self.pending) {
-            if is_image_line(&line) {
-                // An inline image: its escape sequence as it is (it takes the rows before it).
-                ansi::write_line(&mut self.out, &line)?;
-                self.out.write_all(b"\r\n")?;
-                continue;
-            }
-            for row in wrap_line(&line, self.width) {
-                ansi::write_line(&mut self.out, &row)?;
-                self.out.write_all(b"\r\n")?;
-            }
+        let pending = std::mem::take(&mut self.pending);
+        for line in &pending {
+            self.write_committed(line)?;
         }
+        self.history.extend(pending);
         self.shown.clear();
         self.cursor_row = 0;
+        Ok(())
+    }
+
+    /// Prints one committed line, wrapped to the width, and moves to the start of the next row.
+    fn write_committed(&mut self, line: &Line) -> io::Result<()> {
+        if is_image_line(line) {
+            // An inline image: its escape sequence as it is (it takes the rows before it).
+            ansi::write_line(&mut self.out, line)?;
+            return self.out.write_all(b"\r\n");
+        }
+        for row in wrap_line(line, self.width) {
+            ansi::write_line(&mut self.out, &row)?;
+            self.out.write_all(b"\r\n")?;
+        }
         Ok(())
     }
 
@@ -204,8 +221,7 @@ impl<W: Write> InlineRenderer<W> {
     /// Like [`draw`](InlineRenderer::draw), and shows the terminal cursor at `(row, column)` of
     /// `live` (e.g. [`Editor::cursor_position`](crate::Editor::cursor_position) offset by the rows
     /// above the editor), for input methods and the terminal's own cursor blink. While it is shown
-    /// the cursor rests there, not at the region's first row: a resize that reflows the rows above
-    /// it may leave some of them behind (see [`resize`](InlineRenderer::resize)).
+    /// the cursor rests there, not at the region's first row.
     pub fn draw_with_cursor(&mut self, live: &[Line], cursor: Option<(u16, u16)>) -> io::Result<()> {
         self.live = live.to_vec();
         let (new, cursor) = self.fit(live, cursor);
@@ -218,22 +234,37 @@ impl<W: Write> InlineRenderer<W> {
             self.place_cursor()?;
             return self.end();
         }
-        let first_diff = self.shown.iter().zip(&new).position(|(a, b)| a != b);
-        let first_diff = first_diff.unwrap_or(self.shown.len().min(new.len()));
-        let same_lines = first_diff == self.shown.len() && first_diff == new.len();
+        let same_lines = self.shown == new;
         if same_lines && cursor == self.cursor {
             return Ok(());
         }
         queue!(self.out, BeginSynchronizedUpdate)?;
         if !same_lines {
-            self.move_to_row(first_diff)?;
-            queue!(self.out, Clear(ClearType::FromCursorDown))?;
-            self.shown = new;
-            self.print_from(first_diff)?;
+            self.rewrite_changed(new)?;
         }
         self.cursor = cursor;
         self.place_cursor()?;
         self.end()
+    }
+
+    /// Replaces the shown live region with `new` by rewriting only the rows that differ (pi-tui's
+    /// differential render): each is cleared and printed again; rows the region no longer has are
+    /// cleared once, below its new end. Nothing else on screen is touched.
+    fn rewrite_changed(&mut self, new: Vec<Line>) -> io::Result<()> {
+        let old = std::mem::replace(&mut self.shown, new);
+        for row in 0..self.shown.len() {
+            if old.get(row) == self.shown.get(row) {
+                continue;
+            }
+            self.move_to_row(row)?;
+            queue!(self.out, Clear(ClearType::CurrentLine))?;
+            ansi::write_line(&mut self.out, &self.shown[row])?;
+        }
+        if old.len() > self.shown.len() {
+            self.move_to_row(self.shown.len())?;
+            queue!(self.out, Clear(ClearType::FromCursorDown))?;
+        }
+        Ok(())
     }
 
     /// The live lines as they will be shown (the last `height - 1`, cut to the width) and the
@@ -257,27 +288,33 @@ impl<W: Write> InlineRenderer<W> {
         (shown, cursor)
     }
 
-    /// Takes a new terminal size: clears the old live region (which the terminal may have
-    /// reflowed) and prints it again, cut to the new width, until the next draw. The terminal
-    /// cursor is hidden until the next [`draw_with_cursor`](Self::draw_with_cursor).
-    ///
-    /// With the cursor resting at the live region's first row this is exact on every terminal.
-    /// With the terminal cursor shown further down ([`draw_with_cursor`](Self::draw_with_cursor))
-    /// the renderer moves up by as many rows as it printed above the cursor, which is exact unless
-    /// the terminal rewrapped those rows; then parts of them stay above the new region. Committed
-    /// output is never cleared either way.
+    /// Takes a new terminal size and redraws everything at it, as pi does: the screen and the
+    /// scrollback are cleared and every committed line is printed again, wrapped at the new width,
+    /// followed by the live region (cut to the new width until the next draw). So the
+    /// conversation stays in the terminal's own scrollback, wrapped where it would have been had
+    /// the terminal always had this size: no word split by the terminal's reflow, no padded row
+    /// turned into two, no stale copy of the live region pushed up by a shrink — wherever the
+    /// cursor rested and whatever the terminal did to its rows. (What was on the terminal before
+    /// pi started is cleared with the scrollback, as pi clears it.) The terminal cursor is hidden
+    /// until the next [`draw_with_cursor`](Self::draw_with_cursor).
     pub fn resize(&mut self, width: u16, height: u16) -> io::Result<()> {
         let (width, height) = (width.max(1), height.max(1));
         if (width, height) == (self.width, self.height) {
             return Ok(());
         }
-        queue!(self.out, BeginSynchronizedUpdate)?;
-        self.move_to_row(0)?;
-        queue!(self.out, Clear(ClearType::FromCursorDown))?;
-        self.shown.clear();
-        self.cursor_row = 0;
         self.width = width;
         self.height = height;
+        queue!(self.out, BeginSynchronizedUpdate)?;
+        // Clear the screen, home, then the scrollback (pi-tui's order: some terminals push a
+        // cleared screen into the scrollback first).
+        self.out.write_all(b"\x1b[2J\x1b[H\x1b[3J")?;
+        let history = std::mem::take(&mut self.history);
+        for line in &history {
+            self.write_committed(line)?;
+        }
+        self.history = history;
+        self.shown.clear();
+        self.cursor_row = 0;
         self.write_pending()?;
         let (shown, _) = self.fit(&self.live, None);
         self.shown = shown;

@@ -4,9 +4,9 @@
 //! measured by [`line_width`](crate::line_width) (a `width` of 0 is treated as 1). Tabs come back
 //! expanded to spaces and control characters removed, so the result is safe to print.
 //!
-//! Wrapping breaks at spaces (and around wide characters, so CJK text flows), drops the spaces at a
-//! break, keeps a paragraph's leading indentation on its first row, and breaks words longer than the
-//! width wherever they must. No visible character is lost, with one exception: at width 1 a
+//! Wrapping breaks at spaces only, as pi's does (CJK text without spaces is one word), drops the
+//! spaces at a break, keeps a paragraph's leading indentation on its first row, and breaks words
+//! longer than the width wherever they must. No visible character is lost, with one exception: at width 1 a
 //! two-column character cannot be shown at all and becomes `�` (U+FFFD).
 //!
 //! ```
@@ -43,13 +43,6 @@ struct Unit<'a> {
     style: Style,
     /// A space: a break opportunity, dropped at a break.
     space: bool,
-}
-
-impl Unit<'_> {
-    /// Wide characters (CJK, emoji) may be broken before and after, like spaces.
-    fn wide(&self) -> bool {
-        self.width >= 2
-    }
 }
 
 /// The units of `line`, split into rows at newlines; tabs expand by the column in the row.
@@ -141,11 +134,11 @@ fn wrap_units(units: Vec<Unit<'_>>, width: usize) -> Vec<Vec<Unit<'_>>> {
             }
             continue;
         }
+        // A word runs to the next space, CJK included (pi breaks only at spaces, and inside a
+        // word only when it is longer than a row).
         let mut word = vec![unit];
-        if !word[0].wide() {
-            while let Some(next) = units.next_if(|u| !u.space && !u.wide()) {
-                word.push(next);
-            }
+        while let Some(next) = units.next_if(|u| !u.space) {
+            word.push(next);
         }
         let word_w: usize = word.iter().map(|u| u.width).sum();
         let pending_w = pending.len();

@@ -35,9 +35,20 @@ fn newlines_start_rows_and_empty_text_is_one_row() {
 }
 
 #[test]
-fn wide_characters_break_between_each_other() {
+fn words_longer_than_a_row_break_between_wide_characters() {
     assert_eq!(rows("日本語のテキスト", 6), "日本語\nのテキ\nスト");
     assert_eq!(rows("ab日本", 3), "ab\n日\n本");
+}
+
+/// pi breaks CJK text at spaces like any other (its rows, from pi-tui's `wrapTextWithAnsi`).
+#[test]
+fn cjk_text_breaks_at_spaces_as_pi_breaks_it() {
+    let text = "hello 日本語のテキストです and 中文 文本 测试 wrapping here";
+    assert_eq!(
+        rows(text, 14),
+        "hello\n日本語のテキス\nトです and\n中文 文本 测试\nwrapping here"
+    );
+    assert_eq!(rows("これは 日本語 です", 10), "これは\n日本語\nです");
 }
 
 #[test]

@@ -119,6 +119,38 @@ mod tests {
         assert_eq!(show("![logo](logo.png)", 80), "logo (logo.png)");
     }
 
+    /// The document of `pi073/release_notes_w*.txt`: pi 0.73.1's Markdown (pi-tui, from node,
+    /// plain theme) rendered it as those files hold.
+    const RELEASE_NOTES: &str = "# Release notes\n\n## Tables\n\n| Crate | Lines | What it does |\n| --- | --- | --- |\n| tui | 4200 | the terminal interface, renderer and editor |\n| ai | 9100 | providers |\n\n### CJK\n\n日本語のテキストです and 中文 文本 测试 wrapping here, then more words.";
+
+    /// Tables in pi's box, headings, CJK wrapped at spaces: row for row what pi draws.
+    #[test]
+    fn tables_headings_and_cjk_render_as_pi_renders_them() {
+        for (width, pi) in [
+            (40, include_str!("pi073/release_notes_w40.txt")),
+            (28, include_str!("pi073/release_notes_w28.txt")),
+        ] {
+            let ours: Vec<String> = show(RELEASE_NOTES, width)
+                .lines()
+                .map(|row| row.trim_end().to_owned())
+                .collect();
+            assert_eq!(ours.join("\n"), pi.trim_end(), "at width {width}");
+        }
+        let theme = Theme::indexed();
+        let md = Markdown::new(RELEASE_NOTES, &theme);
+        insta::assert_snapshot!("release_notes_w28", crate::testing::snapshot(&md, 28, &theme));
+    }
+
+    /// pi underlines a level-1 heading's text only: a margin put before it (the transcript
+    /// indents assistant text by one column) is not underlined.
+    #[test]
+    fn the_heading_underline_does_not_cover_the_margin() {
+        let theme = Theme::indexed();
+        let mut lines = Markdown::new("# Title", &theme).render(20);
+        lines[0].spans.insert(0, ratatui::text::Span::raw(" "));
+        assert_eq!(styled(&lines, &theme), " [fg=mdHeading bold underline]Title[/]");
+    }
+
     #[test]
     fn tables_too_narrow_for_columns_become_rows_of_text() {
         assert_eq!(

@@ -101,6 +101,9 @@ fn prefixed(
         .collect()
 }
 
+/// A heading: bold in `mdHeading`, level 1 also underlined, levels 3 and up after their `### `
+/// marker (pi's). The style is on the spans, not the line, so whatever is put beside the heading
+/// later (a margin, a background's padding) is not underlined with it.
 fn heading(level: u8, lines: &[Line], width: u16, cx: Context<'_>) -> Vec<Line> {
     let mut style = cx
         .base
@@ -111,10 +114,10 @@ fn heading(level: u8, lines: &[Line], width: u16, cx: Context<'_>) -> Vec<Line> 
     lines
         .iter()
         .flat_map(|line| {
-            let mut line = line.clone().style(style);
+            let mut line = flatten(line.clone().patch_style(style));
             if level >= 3 {
                 line.spans
-                    .insert(0, Span::raw(format!("{} ", "#".repeat(usize::from(level)))));
+                    .insert(0, Span::styled(format!("{} ", "#".repeat(usize::from(level))), style));
             }
             wrap_line(&line, width)
         })
@@ -199,28 +202,67 @@ fn list(start: Option<u64>, loose: bool, items: &[Item], width: u16, cx: Context
     out
 }
 
-/// Column widths summing to at most `available`: every column its natural width if they fit,
-/// else the widest ones narrowed first.
-fn column_widths(natural: &[usize], available: usize) -> Vec<usize> {
-    if natural.iter().sum::<usize>() <= available {
-        return natural.to_vec();
-    }
-    // The largest cap that makes the capped widths fit, then the room left to the capped ones.
-    let fits = |cap: usize| natural.iter().map(|w| (*w).min(cap)).sum::<usize>() <= available;
-    let (mut low, mut high) = (1, natural.iter().copied().max().unwrap_or(1));
-    while low < high {
-        let mid = (low + high).div_ceil(2);
-        if fits(mid) { low = mid } else { high = mid - 1 }
-    }
-    let mut widths: Vec<usize> = natural.iter().map(|w| (*w).min(low).max(1)).collect();
-    let mut left = available.saturating_sub(widths.iter().sum());
-    for (width, natural) in widths.iter_mut().zip(natural) {
-        if left == 0 {
-            break;
+/// Longest word a table column is kept wide enough for, when there is room (pi's).
+const MAX_UNBROKEN_WORD: usize = 30;
+
+/// The width of the longest word of `line` (at most [`MAX_UNBROKEN_WORD`]), at least 1.
+fn longest_word(line: &Line) -> usize {
+    crate::text::line_text(line)
+        .split_whitespace()
+        .map(crate::display_width)
+        .max()
+        .unwrap_or(0)
+        .clamp(1, MAX_UNBROKEN_WORD)
+}
+
+/// Column widths summing to at most `available`, as pi sizes them: every column its natural
+/// width when the table fits; else each keeps room for its longest word (up to 30 columns; when
+/// even those do not fit, the room is shared out by them) and the rest is shared out in
+/// proportion to what each still lacks.
+fn column_widths(natural: &[usize], words: &[usize], available: usize) -> Vec<usize> {
+    let columns = natural.len();
+    let mut min = words.to_vec();
+    if min.iter().sum::<usize>() > available {
+        min = vec![1; columns];
+        let remaining = available.saturating_sub(columns);
+        let weight: usize = words.iter().map(|w| w.saturating_sub(1)).sum();
+        if remaining > 0 && weight > 0 {
+            for (m, w) in min.iter_mut().zip(words) {
+                *m += w.saturating_sub(1) * remaining / weight;
+            }
         }
-        if *natural > *width {
-            *width += 1;
-            left -= 1;
+        let mut leftover = available.saturating_sub(min.iter().sum());
+        for m in &mut min {
+            if leftover == 0 {
+                break;
+            }
+            *m += 1;
+            leftover -= 1;
+        }
+    }
+    if natural.iter().sum::<usize>() <= available {
+        return natural.iter().zip(&min).map(|(n, m)| (*n).max(*m)).collect();
+    }
+    let lacking: Vec<usize> = natural.iter().zip(&min).map(|(n, m)| n.saturating_sub(*m)).collect();
+    let total_lacking: usize = lacking.iter().sum();
+    let extra = available.saturating_sub(min.iter().sum());
+    let mut widths: Vec<usize> = min
+        .iter()
+        .zip(&lacking)
+        .map(|(m, l)| m + (l * extra).checked_div(total_lacking).unwrap_or(0))
+        .collect();
+    let mut remaining = available.saturating_sub(widths.iter().sum());
+    while remaining > 0 {
+        let mut grew = false;
+        for (w, n) in widths.iter_mut().zip(natural) {
+            if remaining > 0 && *w < *n {
+                *w += 1;
+                remaining -= 1;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
         }
     }
     widths
@@ -241,23 +283,32 @@ fn aligned(line: Line, width: usize, align: Alignment) -> Vec<Span<'static>> {
     spans
 }
 
+/// A border row of the table's box: `left`, each column's `─`, `cross` between, `right`.
+fn border_row(widths: &[usize], [left, cross, right]: [&str; 3]) -> Line {
+    let cells: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+    Line::from(format!("{left}─{}─{right}", cells.join(&format!("─{cross}─"))))
+}
+
+/// A table in pi's box: `┌─┬─┐` above, `│` around and between the cells, `├─┼─┤` under the header
+/// and between rows, `└─┴─┘` below (drawn in the text's colour, as pi draws it); cells wrapped in
+/// their columns, the header bold. Too narrow for a column each, rows become lines of text.
 fn table(aligns: &[Alignment], rows: &[Vec<Line>], header_rows: usize, width: u16, theme: &Theme) -> Vec<Line> {
-    let border = theme.style(Slot::MdCodeBlockBorder);
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     if columns == 0 {
         return Vec::new();
     }
-    let separators = 3 * (columns - 1);
-    let available = usize::from(width).saturating_sub(separators);
+    let borders = 3 * columns + 1;
+    let available = usize::from(width).saturating_sub(borders);
     if available < columns {
         // Too narrow for columns: each row as a paragraph.
+        let bar = theme.style(Slot::MdCodeBlockBorder);
         return rows
             .iter()
             .flat_map(|row| {
                 let mut spans = Vec::new();
                 for (i, cell) in row.iter().enumerate() {
                     if i > 0 {
-                        spans.push(Span::styled(" │ ", border));
+                        spans.push(Span::styled(" │ ", bar));
                     }
                     spans.extend(flatten(cell.clone()).spans);
                 }
@@ -265,18 +316,16 @@ fn table(aligns: &[Alignment], rows: &[Vec<Line>], header_rows: usize, width: u1
             })
             .collect();
     }
+    let column = |c: usize| rows.iter().filter_map(move |row| row.get(c));
     let natural: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|row| row.get(c))
-                .map(line_width)
-                .max()
-                .unwrap_or(0)
-                .max(1)
-        })
+        .map(|c| column(c).map(line_width).max().unwrap_or(0))
         .collect();
-    let widths = column_widths(&natural, available);
-    let mut out = Vec::new();
+    let words: Vec<usize> = (0..columns)
+        .map(|c| column(c).map(longest_word).max().unwrap_or(1))
+        .collect();
+    let widths = column_widths(&natural, &words, available);
+    let separator = border_row(&widths, ["├", "┼", "┤"]);
+    let mut out = vec![border_row(&widths, ["┌", "┬", "┐"])];
     for (r, row) in rows.iter().enumerate() {
         let header = r < header_rows;
         let cells: Vec<Vec<Line>> = (0..columns)
@@ -285,15 +334,15 @@ fn table(aligns: &[Alignment], rows: &[Vec<Line>], header_rows: usize, width: u1
                 if header {
                     cell = cell.patch_style(Style::default().add_modifier(Modifier::BOLD));
                 }
-                wrap_line(&cell, widths[c] as u16)
+                wrap_line(&cell, widths[c].max(1) as u16)
             })
             .collect();
         let height = cells.iter().map(Vec::len).max().unwrap_or(1);
         for sub in 0..height {
-            let mut spans = Vec::new();
+            let mut spans = vec![Span::raw("│ ")];
             for (c, cell) in cells.iter().enumerate() {
                 if c > 0 {
-                    spans.push(Span::styled(" │ ", border));
+                    spans.push(Span::raw(" │ "));
                 }
                 let part = cell.get(sub).cloned().unwrap_or_default();
                 spans.extend(aligned(
@@ -302,13 +351,14 @@ fn table(aligns: &[Alignment], rows: &[Vec<Line>], header_rows: usize, width: u1
                     aligns.get(c).copied().unwrap_or(Alignment::None),
                 ));
             }
+            spans.push(Span::raw(" │"));
             out.push(Line::from(spans));
         }
-        if header && r + 1 == header_rows {
-            let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-            out.push(Line::from(Span::styled(rule.join("─┼─"), border)));
+        if r + 1 < rows.len() {
+            out.push(separator.clone());
         }
     }
+    out.push(border_row(&widths, ["└", "┴", "┘"]));
     out
 }
 
@@ -317,10 +367,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn columns_shrink_widest_first() {
-        assert_eq!(column_widths(&[3, 10, 4], 20), vec![3, 10, 4]);
-        assert_eq!(column_widths(&[3, 10, 4], 12), vec![3, 5, 4]);
-        assert_eq!(column_widths(&[10, 10], 9), vec![5, 4]);
-        assert_eq!(column_widths(&[1, 1, 1], 3), vec![1, 1, 1]);
+    fn columns_are_sized_as_pi_sizes_them() {
+        // Everything fits: natural widths.
+        assert_eq!(column_widths(&[3, 10, 4], &[3, 10, 4], 20), vec![3, 10, 4]);
+        // Each keeps its longest word; the room left goes to what still lacks.
+        assert_eq!(column_widths(&[3, 10, 4], &[3, 4, 4], 12), vec![3, 5, 4]);
+        // Even the words do not fit: the room is shared out by them.
+        assert_eq!(column_widths(&[10, 10], &[10, 10], 9), vec![5, 4]);
+        assert_eq!(column_widths(&[1, 1, 1], &[1, 1, 1], 3), vec![1, 1, 1]);
+        assert_eq!(column_widths(&[0, 5], &[1, 5], 10), vec![1, 5]);
     }
 }
