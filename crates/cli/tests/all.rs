@@ -18,6 +18,7 @@ mod images;
 mod interactive_commands;
 mod interactive_loop;
 mod interactive_screens;
+mod interactive_transcript;
 mod list_models;
 mod packages;
 mod pi_073;

@@ -446,6 +446,17 @@ async fn perform(
             screen.restore_queued(texts.map(|message| message.content.text()).collect());
         }
         Action::Abort => {
+            // pi's Esc while streaming: the queued messages go back into the editor first, so
+            // none of them reaches the model in a later turn.
+            let queued = session.clear_queues();
+            let texts: Vec<String> = queued
+                .iter()
+                .filter_map(AgentMessage::as_user)
+                .map(|message| message.content.text())
+                .collect();
+            if !texts.is_empty() {
+                screen.restore_queued(texts);
+            }
             app.abort_branch_summary();
             let session = session.clone();
             tokio::spawn(async move { session.abort().await });

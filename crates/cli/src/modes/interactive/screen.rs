@@ -473,14 +473,13 @@ impl Screen {
         }
     }
 
-    /// pi's Alt+Up: `texts`, the messages taken back from the agent's queues (so none of them
-    /// reaches the model), go into the editor above what it holds, separated by blank lines.
+    /// pi's Alt+Up (and Esc while streaming): `texts`, the messages taken back from the agent's
+    /// queues (so none of them reaches the model), steering first, go into the editor above what
+    /// it holds, separated by blank lines.
     pub fn restore_queued(&mut self, texts: Vec<String>) {
         self.queued.clear();
-        let mut texts = texts;
-        if !self.editor.is_empty() {
-            texts.push(self.editor.text().to_owned());
-        }
+        let mut texts = vec![texts.join("\n\n"), self.editor.text().to_owned()];
+        texts.retain(|text| !text.trim().is_empty());
         self.editor.set_text(&texts.join("\n\n"));
     }
 
