@@ -10,9 +10,8 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use pi_agent_core::faux::{FauxModel, faux_assistant_message, faux_assistant_text, faux_tool_call};
 use pi_cli::modes::interactive::InteractiveOptions;
 use serde_json::json;
-use tokio::sync::watch;
 
-use crate::interactive_loop::{Vt, app, app_streaming, end_of, held, key, start, type_line, wait_for};
+use crate::interactive_loop::{Vt, app, count, key, start, type_line, wait_for};
 
 /// The screen with `dir` (and its canonical form) as `<dir>`, trailing blanks trimmed.
 fn screen_of(vt: &Vt, dir: &Path) -> String {
@@ -81,9 +80,11 @@ async fn esc_puts_queued_messages_back_into_the_editor() {
     keys.send(key(KeyCode::Esc)).unwrap();
     wait_screen(&vt, "the abort", |s| !s.contains("Working") && s.contains("Operation aborted")).await;
     assert!(!app.session().agent().has_queued_messages(), "the queues are empty");
-    // From the editor down (how much of the answer streamed before Esc varies).
+    // The editor (how much of the answer streamed before Esc, and its usage, varies).
     let screen = screen_of(&vt, dir.path());
-    let editor = &screen[screen.find("────").unwrap()..];
+    let top = screen.find("────").unwrap();
+    let bottom = top + 3 + screen[top + 3..].rfind("────").unwrap() + 3;
+    let editor = &screen[top..screen[bottom..].find('\n').map_or(screen.len(), |end| bottom + end)];
     insta::assert_snapshot!("esc_with_queued_messages", editor);
 
     // The next message sent is what the editor holds, nothing more reaches the model.
@@ -94,6 +95,63 @@ async fn esc_puts_queued_messages_back_into_the_editor() {
         sent,
         vec!["first question".to_owned(), "steer this way\n\nthen the changelog".to_owned()]
     );
+    keys.send(ctrl('d')).unwrap();
+    assert_eq!(run.await.unwrap(), 0);
+}
+
+/// A file of `n` numbered lines.
+fn numbered(n: usize) -> String {
+    (1..=n).map(|i| format!("let line{i} = {i};\n")).collect()
+}
+
+/// Defect 4: a collapsed `read` shows the file's first 10 lines (highlighted) and pi's
+/// `... (N more lines, ctrl+o to expand)`; defect 3: Ctrl+O expands every tool block, the
+/// earlier turn's too, redrawn in place (no second copy anywhere, scrollback included), and
+/// collapses them again.
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_o_expands_every_turn_in_place_and_read_shows_its_first_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("one.rs"), numbered(15)).unwrap();
+    std::fs::write(dir.path().join("two.rs"), numbered(12)).unwrap();
+    let faux = FauxModel::new();
+    faux.set_responses([
+        faux_assistant_message(vec![faux_tool_call("c1", "read", json!({"path": "one.rs"}))]),
+        faux_assistant_text("Read one."),
+        faux_assistant_message(vec![faux_tool_call("c1", "read", json!({"path": "two.rs"}))]),
+        faux_assistant_text("Read two."),
+    ]);
+    let app = app(dir.path(), &faux, &["read"]);
+    let (vt, keys, run) = start(&app, InteractiveOptions::default(), (70, 60));
+
+    type_line(&keys, "read one");
+    wait_for("the first answer", || vt.screen().contains("Read one.") && idle(&vt)).await;
+    type_line(&keys, "read two");
+    wait_for("the second answer", || vt.screen().contains("Read two.") && idle(&vt)).await;
+    let collapsed = normalise(&vt.history().join("\n"), dir.path());
+    assert!(collapsed.contains("let line10 = 10;"), "{collapsed}");
+    assert!(!collapsed.contains("let line11 = 11;"), "{collapsed}");
+    assert!(collapsed.contains("... (5 more lines, ctrl+o to expand)"), "{collapsed}");
+    assert!(collapsed.contains("... (2 more lines, ctrl+o to expand)"), "{collapsed}");
+    let transcript = |text: &str| text[..text.find("Read two.").unwrap() + "Read two.".len()].to_owned();
+    insta::assert_snapshot!("read_collapsed", transcript(&collapsed));
+
+    keys.send(ctrl('o')).unwrap();
+    wait_for("both blocks expanded", || {
+        let rows = vt.history();
+        count(&rows, "let line15 = 15;") == 1 && count(&rows, "let line12 = 12;") == 2
+    })
+    .await;
+    let rows = vt.history();
+    assert_eq!(count(&rows, "read one.rs"), 1, "one copy of each block: {rows:#?}");
+    assert_eq!(count(&rows, "read two.rs"), 1, "{rows:#?}");
+    assert_eq!(count(&rows, "more lines"), 0, "{rows:#?}");
+    assert_eq!(count(&rows, "read one"), 2, "the message and the call, once: {rows:#?}");
+    let expanded = normalise(&rows.join("\n"), dir.path());
+    insta::assert_snapshot!("read_expanded", transcript(&expanded));
+
+    keys.send(ctrl('o')).unwrap();
+    wait_for("collapsed again", || count(&vt.history(), "more lines") == 2).await;
+    assert_eq!(count(&vt.history(), "let line15 = 15;"), 0);
     keys.send(ctrl('d')).unwrap();
     assert_eq!(run.await.unwrap(), 0);
 }

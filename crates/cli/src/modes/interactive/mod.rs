@@ -332,6 +332,15 @@ fn draw<W: Write>(screen: &mut Screen, renderer: &mut InlineRenderer<W>) -> std:
         renderer.writer_mut().write_all(raw.as_bytes())?;
         renderer.writer_mut().flush()?;
     }
+    if screen.wants_redraw() {
+        // Ctrl+O: the whole transcript is drawn again (pi's full render): the live region is
+        // left, the screen and the scrollback cleared, and everything committed is printed
+        // anew below, in the same synchronized update as the frame that follows.
+        renderer.finish()?;
+        renderer
+            .writer_mut()
+            .write_all(b"\x1b[?2026h\x1b[2J\x1b[H\x1b[3J\x1b[?25l")?;
+    }
     let width = renderer.width();
     let committed = screen.take_commit(width);
     renderer.commit(&committed)?;
@@ -367,7 +376,7 @@ fn changes_footer(event: &SessionEvent) -> bool {
 /// Footer and pending banner from the session as it is now.
 fn refresh(screen: &mut Screen, app: &App) {
     let session = app.session();
-    screen.set_footer(footer::footer_info(session));
+    screen.set_footer(footer::footer_info(app));
     screen.set_pending(session.pending_actions().peek().map(|action| action.label.clone()));
 }
 

@@ -207,20 +207,6 @@ impl Transcript {
         self.items.push(Item::Tool(Box::new(block)));
     }
 
-    /// The tool blocks of the last turn that are committed already (Ctrl+O shows them again,
-    /// expanded): those after the last user message.
-    pub fn committed_tools_of_last_turn(&self) -> Vec<&Item> {
-        let committed = &self.items[..self.committed];
-        let start = committed
-            .iter()
-            .rposition(|item| matches!(item, Item::User { .. }))
-            .map_or(0, |i| i + 1);
-        committed[start..]
-            .iter()
-            .filter(|item| matches!(item, Item::Tool(_)))
-            .collect()
-    }
-
     /// The items that are finished and not yet committed, in order; they count as committed after
     /// this call.
     pub fn take_finished(&mut self) -> std::ops::Range<usize> {
