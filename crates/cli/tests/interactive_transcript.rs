@@ -155,3 +155,55 @@ async fn ctrl_o_expands_every_turn_in_place_and_read_shows_its_first_lines() {
     keys.send(ctrl('d')).unwrap();
     assert_eq!(run.await.unwrap(), 0);
 }
+
+/// What reqwest's chain looks like for a closed port (`pi_ai`'s `Connection error: …`).
+const REFUSED: &str = "Connection error: error sending request for url (http://127.0.0.1:9/v1/chat/completions): client error (Connect): tcp connect error: Connection refused (os error 111)";
+
+/// Defect 11: each retry's countdown is on the screen, and the final error reads as pi's
+/// `Connection error.` with the cause, not the raw `error sending request for url (…)`.
+#[test]
+fn provider_errors_read_as_pi_words_them() {
+    use pi_agent_core::{AgentEvent, AgentMessage, StopReason};
+    use pi_cli::modes::interactive::{Screen, error_text};
+    use pi_coding_agent::SessionEvent;
+
+    assert_eq!(error_text(REFUSED), "Connection error. Connection refused (os error 111)");
+    assert_eq!(error_text("Connection error: error sending request"), "Connection error.");
+    assert_eq!(error_text("503 Service Unavailable"), "503 Service Unavailable");
+
+    let mut screen = Screen::new(pi_tui::Theme::plain());
+    screen.transcript_mut().user("hello");
+    screen.set_running(true);
+    screen.apply(&SessionEvent::Agent(AgentEvent::AgentStart));
+    let mut failed = faux_assistant_message(vec![]);
+    failed.stop_reason = StopReason::Error;
+    failed.error_message = Some(REFUSED.to_owned());
+    screen.apply(&SessionEvent::Agent(AgentEvent::MessageEnd {
+        message: AgentMessage::Assistant(failed.clone()),
+    }));
+    screen.apply(&SessionEvent::AutoRetryStart {
+        attempt: 1,
+        max_attempts: 3,
+        delay_ms: 2000,
+        error_message: REFUSED.to_owned(),
+    });
+    let mut rows = pi_tui::testing::plain(&screen.take_commit(100));
+    rows.push_str("\n-- live --\n");
+    rows.push_str(&pi_tui::testing::plain(&screen.render_live(100).0));
+    assert!(rows.contains("Retrying (1/3) in 2s... (escape to cancel)"), "{rows}");
+    screen.apply(&SessionEvent::Agent(AgentEvent::AgentStart));
+    screen.apply(&SessionEvent::Agent(AgentEvent::MessageEnd {
+        message: AgentMessage::Assistant(failed),
+    }));
+    screen.apply(&SessionEvent::AutoRetryEnd {
+        success: false,
+        attempt: 3,
+        final_error: Some(REFUSED.to_owned()),
+    });
+    screen.set_running(false);
+    rows.push_str("\n-- after the retries --\n");
+    rows.push_str(&pi_tui::testing::plain(&screen.take_commit(100)));
+    assert!(!rows.contains("error sending request"), "{rows}");
+    let rows: Vec<&str> = rows.lines().map(str::trim_end).collect();
+    insta::assert_snapshot!("provider_errors", rows.join("\n"));
+}

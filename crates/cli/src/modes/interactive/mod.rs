@@ -46,7 +46,7 @@ pub use footer::FooterInfo;
 pub use render::{RenderContext, Renderers, render_tool};
 pub use screen::{Action, Screen};
 pub use theme_watch::ThemeWatch;
-pub use transcript::{Item, NoticeKind, ToolBlock, Transcript};
+pub use transcript::{Item, NoticeKind, ToolBlock, Transcript, error_text};
 
 use std::io::Write;
 use std::sync::Arc;
