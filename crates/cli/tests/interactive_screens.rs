@@ -928,13 +928,19 @@ fn ctrl_o_gives_the_whole_transcript_again_expanded() {
     ls.result = Some(ToolResult::text(listing));
     push_block(&mut screen, ls);
     let collapsed = plain(&screen.take_commit(60));
-    assert!(collapsed.contains("... (5 more lines, ctrl+o to expand)"), "{collapsed}");
+    assert!(
+        collapsed.contains("... (5 more lines, ctrl+o to expand)"),
+        "{collapsed}"
+    );
     assert!(!collapsed.contains("file25.txt"));
     assert!(!screen.wants_redraw());
     screen.handle_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
     assert!(screen.is_expanded() && screen.wants_redraw());
     let expanded = plain(&screen.take_commit(60));
-    assert!(expanded.contains("List it.") && expanded.contains("file25.txt"), "{expanded}");
+    assert!(
+        expanded.contains("List it.") && expanded.contains("file25.txt"),
+        "{expanded}"
+    );
     assert!(!screen.wants_redraw());
     assert_eq!(plain(&screen.take_commit(60)), "", "printed once");
 }

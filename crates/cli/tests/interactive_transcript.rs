@@ -78,7 +78,10 @@ async fn esc_puts_queued_messages_back_into_the_editor() {
     })
     .await;
     keys.send(key(KeyCode::Esc)).unwrap();
-    wait_screen(&vt, "the abort", |s| !s.contains("Working") && s.contains("Operation aborted")).await;
+    wait_screen(&vt, "the abort", |s| {
+        !s.contains("Working") && s.contains("Operation aborted")
+    })
+    .await;
     assert!(!app.session().agent().has_queued_messages(), "the queues are empty");
     // The editor (how much of the answer streamed before Esc, and its usage, varies).
     let screen = screen_of(&vt, dir.path());
@@ -93,7 +96,10 @@ async fn esc_puts_queued_messages_back_into_the_editor() {
     let sent: Vec<String> = app.user_messages().into_iter().map(|m| m.text).collect();
     assert_eq!(
         sent,
-        vec!["first question".to_owned(), "steer this way\n\nthen the changelog".to_owned()]
+        vec![
+            "first question".to_owned(),
+            "steer this way\n\nthen the changelog".to_owned()
+        ]
     );
     keys.send(ctrl('d')).unwrap();
     assert_eq!(run.await.unwrap(), 0);
@@ -130,8 +136,14 @@ async fn ctrl_o_expands_every_turn_in_place_and_read_shows_its_first_lines() {
     let collapsed = normalise(&vt.history().join("\n"), dir.path());
     assert!(collapsed.contains("let line10 = 10;"), "{collapsed}");
     assert!(!collapsed.contains("let line11 = 11;"), "{collapsed}");
-    assert!(collapsed.contains("... (5 more lines, ctrl+o to expand)"), "{collapsed}");
-    assert!(collapsed.contains("... (2 more lines, ctrl+o to expand)"), "{collapsed}");
+    assert!(
+        collapsed.contains("... (5 more lines, ctrl+o to expand)"),
+        "{collapsed}"
+    );
+    assert!(
+        collapsed.contains("... (2 more lines, ctrl+o to expand)"),
+        "{collapsed}"
+    );
     let transcript = |text: &str| text[..text.find("Read two.").unwrap() + "Read two.".len()].to_owned();
     insta::assert_snapshot!("read_collapsed", transcript(&collapsed));
 
@@ -167,8 +179,14 @@ fn provider_errors_read_as_pi_words_them() {
     use pi_cli::modes::interactive::{Screen, error_text};
     use pi_coding_agent::SessionEvent;
 
-    assert_eq!(error_text(REFUSED), "Connection error. Connection refused (os error 111)");
-    assert_eq!(error_text("Connection error: error sending request"), "Connection error.");
+    assert_eq!(
+        error_text(REFUSED),
+        "Connection error. Connection refused (os error 111)"
+    );
+    assert_eq!(
+        error_text("Connection error: error sending request"),
+        "Connection error."
+    );
     assert_eq!(error_text("503 Service Unavailable"), "503 Service Unavailable");
 
     let mut screen = Screen::new(pi_tui::Theme::plain());

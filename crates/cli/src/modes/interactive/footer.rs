@@ -92,7 +92,10 @@ fn git_branch(cwd: &Path) -> Option<String> {
     static CACHE: OnceLock<Mutex<HashMap<PathBuf, Option<String>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Mutex::default);
     let mut cache = cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    cache.entry(cwd.to_path_buf()).or_insert_with(|| read_branch(cwd)).clone()
+    cache
+        .entry(cwd.to_path_buf())
+        .or_insert_with(|| read_branch(cwd))
+        .clone()
 }
 
 fn read_branch(cwd: &Path) -> Option<String> {

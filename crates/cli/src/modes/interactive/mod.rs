@@ -10,9 +10,9 @@
 //! | Enter | send; while a run streams, steer it |
 //! | Alt+Enter | while a run streams, queue a follow-up |
 //! | Alt+Up | put the queued steering / follow-up messages back into the editor |
-//! | Esc | abort the run |
+//! | Esc | abort the run; queued messages go back into the editor |
 //! | Alt+Y / Alt+N | apply / discard the pending preview |
-//! | Ctrl+O | expand or collapse tool blocks |
+//! | Ctrl+O | expand or collapse every tool block (the transcript is drawn again) |
 //! | Ctrl+C | clear the editor; twice on an empty one, exit |
 //! | Ctrl+D | exit (on an empty editor) |
 //!

@@ -524,7 +524,11 @@ impl Screen {
     /// after Ctrl+O every finished item ([`Screen::wants_redraw`]).
     pub fn take_commit(&mut self, width: u16) -> Vec<Line> {
         let range = self.transcript.take_finished();
-        let start = if std::mem::take(&mut self.redraw) { 0 } else { range.start };
+        let start = if std::mem::take(&mut self.redraw) {
+            0
+        } else {
+            range.start
+        };
         let context = self.context();
         let mut lines = Vec::new();
         for item in &self.transcript.items()[start..range.end] {

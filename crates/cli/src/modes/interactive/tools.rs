@@ -84,7 +84,10 @@ fn capped(text: &str, limit: usize, options: RenderOptions<'_>, slot: Slot) -> V
 /// pi's `[Truncated: …]` warning of grep, find and ls from the result's details.
 fn limit_warning(details: &Value, limit_key: &str, noun: &str, theme: &Theme) -> Option<Line> {
     let mut warnings = Vec::new();
-    if let Some(limit) = details.get(limit_key).filter(|v| !v.is_null() && v.as_bool() != Some(false)) {
+    if let Some(limit) = details
+        .get(limit_key)
+        .filter(|v| !v.is_null() && v.as_bool() != Some(false))
+    {
         warnings.push(format!("{limit} {noun} limit"));
     }
     if truncated(details) {
@@ -109,7 +112,10 @@ fn max_bytes(details: &Value) -> String {
 }
 
 fn count(details: &Value, key: &str) -> u64 {
-    details.pointer(&format!("/truncation/{key}")).and_then(Value::as_u64).unwrap_or(0)
+    details
+        .pointer(&format!("/truncation/{key}"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
 }
 
 /// The last `limit` rows of `text` as drawn at the body's width (pi counts visual lines, so one
@@ -261,7 +267,9 @@ pub(super) fn body(block: &ToolBlock, options: RenderOptions<'_>) -> Option<Vec<
             }
             let mut lines = first_lines(lines, 10, options);
             if truncated(details) {
-                let warning = if details.pointer("/truncation/firstLineExceedsLimit").and_then(Value::as_bool)
+                let warning = if details
+                    .pointer("/truncation/firstLineExceedsLimit")
+                    .and_then(Value::as_bool)
                     == Some(true)
                 {
                     format!("[First line exceeds {} limit]", max_bytes(details))
@@ -311,7 +319,9 @@ pub(super) fn body(block: &ToolBlock, options: RenderOptions<'_>) -> Option<Vec<
             }
             if !warnings.is_empty() {
                 lines.push(Line::from(""));
-                lines.push(Line::from(theme.fg(Slot::Warning, format!("[{}]", warnings.join(". ")))));
+                lines.push(Line::from(
+                    theme.fg(Slot::Warning, format!("[{}]", warnings.join(". "))),
+                ));
             }
             let time = match (block.elapsed, block.started) {
                 (Some(took), _) => Some(format!("Took {}", seconds(took))),

@@ -369,7 +369,9 @@ impl Transcript {
                 self.notice(
                     format!(
                         "Error: Retry failed after {attempt} attempts: {}",
-                        final_error.as_deref().map_or_else(|| "Unknown error".to_owned(), error_text)
+                        final_error
+                            .as_deref()
+                            .map_or_else(|| "Unknown error".to_owned(), error_text)
                     ),
                     NoticeKind::Error,
                 );
