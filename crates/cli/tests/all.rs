@@ -20,6 +20,7 @@ mod interactive_commands;
 mod interactive_editor;
 mod interactive_loop;
 mod interactive_screens;
+mod interactive_transcript;
 mod list_models;
 mod packages;
 mod pi_073;

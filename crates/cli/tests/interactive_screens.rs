@@ -101,12 +101,17 @@ fn normalise(text: &str) -> String {
 fn footer() -> FooterInfo {
     FooterInfo {
         cwd: "~/src/shop".into(),
-        model: "anthropic/claude-sonnet-4-5".into(),
+        git_branch: Some("main".into()),
+        model: "claude-sonnet-4-5".into(),
+        reasoning: true,
         thinking: "medium".into(),
         input: 12_400,
         output: 830,
         cost: 0.0513,
+        context_window: 200_000,
         context_percent: Some(6.2),
+        auto_compact: true,
+        ..FooterInfo::default()
     }
 }
 
@@ -915,7 +920,7 @@ fn alt_up_takes_the_queued_messages_back_into_the_editor() {
 }
 
 #[test]
-fn ctrl_o_prints_the_last_turns_tool_blocks_again_expanded() {
+fn ctrl_o_gives_the_whole_transcript_again_expanded() {
     let mut screen = screen();
     screen.transcript_mut().user("List it.");
     let mut ls = block("l1", "ls", json!({"path": "."}));
@@ -923,13 +928,20 @@ fn ctrl_o_prints_the_last_turns_tool_blocks_again_expanded() {
     ls.result = Some(ToolResult::text(listing));
     push_block(&mut screen, ls);
     let collapsed = plain(&screen.take_commit(60));
-    assert!(collapsed.contains("… 5 more lines (ctrl+o to expand)"), "{collapsed}");
+    assert!(
+        collapsed.contains("... (5 more lines, ctrl+o to expand)"),
+        "{collapsed}"
+    );
     assert!(!collapsed.contains("file25.txt"));
+    assert!(!screen.wants_redraw());
     screen.handle_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
-    assert!(screen.is_expanded());
+    assert!(screen.is_expanded() && screen.wants_redraw());
     let expanded = plain(&screen.take_commit(60));
-    assert!(expanded.contains("file25.txt"), "{expanded}");
-    assert!(expanded.contains("(expanded, ctrl+o to collapse)"));
+    assert!(
+        expanded.contains("List it.") && expanded.contains("file25.txt"),
+        "{expanded}"
+    );
+    assert!(!screen.wants_redraw());
     assert_eq!(plain(&screen.take_commit(60)), "", "printed once");
 }
 

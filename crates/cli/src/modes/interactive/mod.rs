@@ -10,9 +10,9 @@
 //! | Enter | send; while a run streams, steer it |
 //! | Alt+Enter | while a run streams, queue a follow-up |
 //! | Alt+Up | put the queued steering / follow-up messages back into the editor |
-//! | Esc | abort the run |
+//! | Esc | abort the run; queued messages go back into the editor |
 //! | Alt+Y / Alt+N | apply / discard the pending preview |
-//! | Ctrl+O | expand or collapse tool blocks |
+//! | Ctrl+O | expand or collapse every tool block (the transcript is drawn again) |
 //! | Ctrl+C | clear the editor; twice on an empty one, exit |
 //! | Ctrl+D | exit (on an empty editor) |
 //!
@@ -47,7 +47,7 @@ pub use footer::FooterInfo;
 pub use render::{RenderContext, Renderers, render_tool};
 pub use screen::{Action, Screen};
 pub use theme_watch::ThemeWatch;
-pub use transcript::{Item, NoticeKind, ToolBlock, Transcript};
+pub use transcript::{Item, NoticeKind, ToolBlock, Transcript, error_text};
 
 use std::io::Write;
 use std::sync::Arc;
@@ -336,6 +336,15 @@ fn draw<W: Write>(screen: &mut Screen, renderer: &mut InlineRenderer<W>) -> std:
         renderer.writer_mut().write_all(raw.as_bytes())?;
         renderer.writer_mut().flush()?;
     }
+    if screen.wants_redraw() {
+        // Ctrl+O: the whole transcript is drawn again (pi's full render): the live region is
+        // left, the screen and the scrollback cleared, and everything committed is printed
+        // anew below, in the same synchronized update as the frame that follows.
+        renderer.finish()?;
+        renderer
+            .writer_mut()
+            .write_all(b"\x1b[?2026h\x1b[2J\x1b[H\x1b[3J\x1b[?25l")?;
+    }
     let width = renderer.width();
     let committed = screen.take_commit(width);
     renderer.commit(&committed)?;
@@ -371,7 +380,7 @@ fn changes_footer(event: &SessionEvent) -> bool {
 /// Footer and pending banner from the session as it is now.
 fn refresh(screen: &mut Screen, app: &App) {
     let session = app.session();
-    screen.set_footer(footer::footer_info(session));
+    screen.set_footer(footer::footer_info(app));
     screen.set_pending(session.pending_actions().peek().map(|action| action.label.clone()));
 }
 
@@ -451,6 +460,17 @@ async fn perform(
             screen.restore_queued(texts.map(|message| message.content.text()).collect());
         }
         Action::Abort => {
+            // pi's Esc while streaming: the queued messages go back into the editor first, so
+            // none of them reaches the model in a later turn.
+            let queued = session.clear_queues();
+            let texts: Vec<String> = queued
+                .iter()
+                .filter_map(AgentMessage::as_user)
+                .map(|message| message.content.text())
+                .collect();
+            if !texts.is_empty() {
+                screen.restore_queued(texts);
+            }
             app.abort_branch_summary();
             let session = session.clone();
             tokio::spawn(async move { session.abort().await });

@@ -24,7 +24,7 @@ use super::dialogs::{Dialog, UiRequest};
 use super::footer::{self, FooterInfo};
 use super::images::InlineImages;
 use super::render::{RenderContext, Renderers, render_item};
-use super::transcript::{Item, NoticeKind, Transcript};
+use super::transcript::{NoticeKind, Transcript};
 use pi_coding_agent::NotifyKind;
 use pi_coding_agent::SessionEvent;
 use pi_coding_agent::resolve::ResolveAction;
@@ -121,8 +121,8 @@ pub struct Screen {
     expanded: bool,
     renderers: Renderers,
     exit_armed: bool,
-    /// Items to print again (Ctrl+O shows the last turn's tool blocks expanded).
-    reprint: Vec<Item>,
+    /// Ctrl+O was pressed: the whole transcript is to be drawn again ([`Screen::wants_redraw`]).
+    redraw: bool,
     /// A retry's wait in progress: its loader counts down instead of the working one.
     retry: Option<RetryWait>,
     /// Sequences for the terminal itself (OSC 52 from `/copy`), written before the next frame.
@@ -168,7 +168,7 @@ impl Screen {
             expanded: false,
             renderers: Renderers::new(),
             exit_armed: false,
-            reprint: Vec::new(),
+            redraw: false,
             retry: None,
             terminal_output: String::new(),
             images: InlineImages::detect(),
@@ -365,18 +365,18 @@ impl Screen {
         self.picker = Some(Picker { kind, list, ids });
     }
 
-    /// Ctrl+O: toggles expansion. Turning it on prints the last turn's tool blocks again,
-    /// expanded (the collapsed ones are in the scrollback already).
+    /// Ctrl+O: expands or collapses every tool block, earlier turns included: the next
+    /// [`Screen::take_commit`] gives the whole transcript again, for the loop to redraw the
+    /// terminal with (pi redraws everything too).
     pub fn toggle_expanded(&mut self) {
         self.expanded = !self.expanded;
-        if self.expanded {
-            self.reprint = self
-                .transcript
-                .committed_tools_of_last_turn()
-                .into_iter()
-                .cloned()
-                .collect();
-        }
+        self.redraw = true;
+    }
+
+    /// Whether the next [`Screen::take_commit`] gives the whole transcript: the loop clears the
+    /// terminal (screen and scrollback) before printing it.
+    pub fn wants_redraw(&self) -> bool {
+        self.redraw
     }
 
     /// Inserts a bracketed paste where the keyboard is.
@@ -474,14 +474,13 @@ impl Screen {
         }
     }
 
-    /// pi's Alt+Up: `texts`, the messages taken back from the agent's queues (so none of them
-    /// reaches the model), go into the editor above what it holds, separated by blank lines.
+    /// pi's Alt+Up (and Esc while streaming): `texts`, the messages taken back from the agent's
+    /// queues (so none of them reaches the model), steering first, go into the editor above what
+    /// it holds, separated by blank lines.
     pub fn restore_queued(&mut self, texts: Vec<String>) {
         self.queued.clear();
-        let mut texts = texts;
-        if !self.editor.is_empty() {
-            texts.push(self.editor.text().to_owned());
-        }
+        let mut texts = vec![texts.join("\n\n"), self.editor.text().to_owned()];
+        texts.retain(|text| !text.trim().is_empty());
         self.editor.set_text(&texts.join("\n\n"));
     }
 
@@ -522,23 +521,18 @@ impl Screen {
         }
     }
 
-    /// The lines to print into the scrollback now: items printed again for Ctrl+O, then the
-    /// finished items not printed yet, in order.
+    /// The lines to print into the scrollback now: the finished items not printed yet, in order;
+    /// after Ctrl+O every finished item ([`Screen::wants_redraw`]).
     pub fn take_commit(&mut self, width: u16) -> Vec<Line> {
-        let mut lines = Vec::new();
-        let reprint = std::mem::take(&mut self.reprint);
-        if !reprint.is_empty() {
-            let context = self.context();
-            lines.extend(std::iter::once(Line::from("")).chain(std::iter::once(Line::from(
-                self.theme.fg(Slot::Dim, "(expanded, ctrl+o to collapse)"),
-            ))));
-            for item in &reprint {
-                lines.extend(render_item(item, context, width));
-            }
-        }
         let range = self.transcript.take_finished();
+        let start = if std::mem::take(&mut self.redraw) {
+            0
+        } else {
+            range.start
+        };
         let context = self.context();
-        for item in &self.transcript.items()[range] {
+        let mut lines = Vec::new();
+        for item in &self.transcript.items()[start..range.end] {
             lines.extend(render_item(item, context, width));
         }
         lines

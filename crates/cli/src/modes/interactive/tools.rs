@@ -42,30 +42,89 @@ fn title(theme: &Theme, name: &str) -> Span<'static> {
     )
 }
 
-/// At most `limit` lines of `text` (all when expanded), with pi's "… N more lines" hint.
-fn capped(text: &str, limit: usize, options: RenderOptions<'_>, slot: Slot) -> Vec<Line> {
-    let lines: Vec<&str> = text.lines().collect();
-    let shown = if options.expanded {
-        lines.len()
-    } else {
-        lines.len().min(limit)
-    };
-    let mut out: Vec<Line> = lines[..shown]
-        .iter()
-        .map(|l| Line::from(options.theme.fg(slot, (*l).to_owned())))
-        .collect();
-    if shown < lines.len() {
-        out.push(Line::from(options.theme.fg(
-            Slot::Muted,
-            format!("… {} more lines (ctrl+o to expand)", lines.len() - shown),
-        )));
+/// pi's `... (N more lines, ctrl+o to expand)` (`keyHint("app.tools.expand", "to expand")`).
+fn more_hint(theme: &Theme, what: String) -> Line {
+    Line::from(vec![
+        theme.fg(Slot::Muted, format!("... ({what},")),
+        Span::raw(" "),
+        theme.fg(Slot::Dim, "ctrl+o"),
+        theme.fg(Slot::Muted, " to expand"),
+        Span::raw(")"),
+    ])
+}
+
+/// `lines` after a blank row, the first `limit` unless expanded, then pi's hint for the rest.
+fn first_lines(mut lines: Vec<Line>, limit: usize, options: RenderOptions<'_>) -> Vec<Line> {
+    let total = lines.len();
+    let mut out = vec![Line::from("")];
+    if options.expanded || total <= limit {
+        out.append(&mut lines);
+        return out;
     }
+    lines.truncate(limit);
+    out.append(&mut lines);
+    out.push(more_hint(options.theme, format!("{} more lines", total - limit)));
     out
+}
+
+/// The result's text, trimmed, as `toolOutput` lines after a blank row, at most `limit` unless
+/// expanded (pi's grep, find and ls results); nothing for an empty output.
+fn capped(text: &str, limit: usize, options: RenderOptions<'_>, slot: Slot) -> Vec<Line> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let lines = text
+        .split('\n')
+        .map(|l| Line::from(options.theme.fg(slot, l.to_owned())))
+        .collect();
+    first_lines(lines, limit, options)
+}
+
+/// pi's `[Truncated: …]` warning of grep, find and ls from the result's details.
+fn limit_warning(details: &Value, limit_key: &str, noun: &str, theme: &Theme) -> Option<Line> {
+    let mut warnings = Vec::new();
+    if let Some(limit) = details
+        .get(limit_key)
+        .filter(|v| !v.is_null() && v.as_bool() != Some(false))
+    {
+        warnings.push(format!("{limit} {noun} limit"));
+    }
+    if truncated(details) {
+        warnings.push(format!("{} limit", max_bytes(details)));
+    }
+    if details.get("linesTruncated").and_then(Value::as_bool) == Some(true) {
+        warnings.push("some lines truncated".to_owned());
+    }
+    (!warnings.is_empty()).then(|| Line::from(theme.fg(Slot::Warning, format!("[Truncated: {}]", warnings.join(", ")))))
+}
+
+fn truncated(details: &Value) -> bool {
+    details.pointer("/truncation/truncated").and_then(Value::as_bool) == Some(true)
+}
+
+fn max_bytes(details: &Value) -> String {
+    let bytes = details
+        .pointer("/truncation/maxBytes")
+        .and_then(Value::as_u64)
+        .unwrap_or(pi_agent_core::DEFAULT_MAX_BYTES as u64);
+    pi_agent_core::format_size(usize::try_from(bytes).unwrap_or(usize::MAX))
+}
+
+fn count(details: &Value, key: &str) -> u64 {
+    details
+        .pointer(&format!("/truncation/{key}"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
 }
 
 /// The last `limit` rows of `text` as drawn at the body's width (pi counts visual lines, so one
 /// long line does not fill the block), all when expanded, with pi's bash hint.
 fn tail(text: &str, limit: usize, options: RenderOptions<'_>) -> Vec<Line> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Vec::new();
+    }
     let rows: Vec<Line> = text
         .lines()
         .flat_map(|l| {
@@ -80,13 +139,9 @@ fn tail(text: &str, limit: usize, options: RenderOptions<'_>) -> Vec<Line> {
     } else {
         rows.len().saturating_sub(limit)
     };
-    let mut out = Vec::new();
+    let mut out = vec![Line::from("")];
     if skip > 0 {
-        out.push(Line::from(
-            options
-                .theme
-                .fg(Slot::Muted, format!("... ({skip} earlier lines, ctrl+o to expand)")),
-        ));
+        out.push(more_hint(options.theme, format!("{skip} earlier lines")));
     }
     out.extend(rows.into_iter().skip(skip));
     out
@@ -127,18 +182,10 @@ pub(super) fn call_line(block: &ToolBlock, theme: &Theme) -> Option<Line> {
             }
             spans
         }
-        "edit" | "write" => {
-            let mut spans = vec![
-                title(theme, &format!("{} ", block.name)),
-                accent(arg(args, "path").unwrap_or("…").to_owned()),
-            ];
-            if block.name == "write"
-                && let Some(content) = arg(args, "content")
-            {
-                spans.push(muted(format!(" ({} lines)", content.lines().count())));
-            }
-            spans
-        }
+        "edit" | "write" => vec![
+            title(theme, &format!("{} ", block.name)),
+            accent(arg(args, "path").unwrap_or("…").to_owned()),
+        ],
         "grep" => {
             let mut spans = vec![
                 title(theme, "grep "),
@@ -205,62 +252,139 @@ pub(super) fn body(block: &ToolBlock, options: RenderOptions<'_>) -> Option<Vec<
     if block.is_error {
         return Some(capped(&text, 10, options, Slot::Error));
     }
+    let details = result.map_or(&Value::Null, |r| &r.details);
     let lines = match block.name.as_str() {
-        "read" => {
+        // pi's read: the output highlighted for the path's language, its first 10 lines.
+        "read" if result.is_some() => {
             let (content, notice) = split_notice(&text);
-            if options.expanded {
-                let mut lines = highlighted(content, arg(&block.args, "path").unwrap_or(""), theme);
-                if let Some(notice) = notice {
-                    lines.push(Line::from(theme.fg(Slot::Muted, notice.to_owned())));
-                }
-                lines
-            } else if result.is_some() {
-                let count = content.lines().count();
-                let noun = if count == 1 { "line" } else { "lines" };
-                vec![Line::from(
-                    theme.fg(Slot::Muted, format!("{count} {noun} (ctrl+o to expand)")),
-                )]
-            } else {
-                Vec::new()
+            let mut lines = highlighted(content, arg(&block.args, "path").unwrap_or(""), theme);
+            if let Some(notice) = notice {
+                lines.push(Line::from(""));
+                lines.push(Line::from(theme.fg(Slot::ToolOutput, notice.to_owned())));
             }
-        }
-        "bash" => {
-            let mut lines = tail(&text, 5, options);
-            match (block.elapsed, block.started) {
-                (Some(took), _) => lines.push(Line::from(theme.fg(Slot::Muted, format!("Took {}", seconds(took))))),
-                (None, Some(started)) => lines.push(Line::from(
-                    theme.fg(Slot::Muted, format!("Elapsed {}", seconds(started.elapsed()))),
-                )),
-                (None, None) => {}
+            while lines.last().is_some_and(|line| line.width() == 0) {
+                lines.pop();
+            }
+            let mut lines = first_lines(lines, 10, options);
+            if truncated(details) {
+                let warning = if details
+                    .pointer("/truncation/firstLineExceedsLimit")
+                    .and_then(Value::as_bool)
+                    == Some(true)
+                {
+                    format!("[First line exceeds {} limit]", max_bytes(details))
+                } else if details.pointer("/truncation/truncatedBy").and_then(Value::as_str) == Some("lines") {
+                    let max_lines = details
+                        .pointer("/truncation/maxLines")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(pi_agent_core::DEFAULT_MAX_LINES as u64);
+                    format!(
+                        "[Truncated: showing {} of {} lines ({max_lines} line limit)]",
+                        count(details, "outputLines"),
+                        count(details, "totalLines")
+                    )
+                } else {
+                    format!(
+                        "[Truncated: {} lines shown ({} limit)]",
+                        count(details, "outputLines"),
+                        max_bytes(details)
+                    )
+                };
+                lines.push(Line::from(theme.fg(Slot::Warning, warning)));
             }
             lines
         }
+        "read" => Vec::new(),
+        // pi's bash: the last 5 rows, the truncation warning, then the time.
+        "bash" => {
+            let mut lines = tail(&text, 5, options);
+            let mut warnings = Vec::new();
+            if let Some(path) = details.get("fullOutputPath").and_then(Value::as_str) {
+                warnings.push(format!("Full output: {path}"));
+            }
+            if truncated(details) {
+                if details.pointer("/truncation/truncatedBy").and_then(Value::as_str) == Some("lines") {
+                    warnings.push(format!(
+                        "Truncated: showing {} of {} lines",
+                        count(details, "outputLines"),
+                        count(details, "totalLines")
+                    ));
+                } else {
+                    warnings.push(format!(
+                        "Truncated: {} lines shown ({} limit)",
+                        count(details, "outputLines"),
+                        max_bytes(details)
+                    ));
+                }
+            }
+            if !warnings.is_empty() {
+                lines.push(Line::from(""));
+                lines.push(Line::from(
+                    theme.fg(Slot::Warning, format!("[{}]", warnings.join(". "))),
+                ));
+            }
+            let time = match (block.elapsed, block.started) {
+                (Some(took), _) => Some(format!("Took {}", seconds(took))),
+                (None, Some(started)) => Some(format!("Elapsed {}", seconds(started.elapsed()))),
+                (None, None) => None,
+            };
+            if let Some(time) = time {
+                lines.push(Line::from(""));
+                lines.push(Line::from(theme.fg(Slot::Muted, time)));
+            }
+            lines
+        }
+        // pi's edit: the whole diff, collapsed or not.
         "edit" => {
             // The tool's unified patch, without its `---` / `+++` file header (the call line
             // names the file).
-            let patch = result
-                .and_then(|r| r.details.get("patch"))
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let patch = details.get("patch").and_then(Value::as_str).unwrap_or_default();
             let hunks = patch.find("@@").map_or("", |at| &patch[at..]);
-            let mut diff = DiffView::from_unified(hunks, theme).with_max_lines(20);
-            diff.set_expanded(options.expanded);
-            diff.render(options.width)
+            if hunks.is_empty() {
+                Vec::new()
+            } else {
+                let mut diff = DiffView::from_unified(hunks, theme);
+                diff.set_expanded(true);
+                let mut lines = vec![Line::from("")];
+                lines.extend(diff.render(options.width));
+                lines
+            }
         }
+        // pi's write: the content highlighted, its first 10 lines, and the total.
         "write" => {
             let content = arg(&block.args, "content").unwrap_or_default();
             let mut lines = highlighted(content, arg(&block.args, "path").unwrap_or(""), theme);
-            let total = lines.len();
-            if !options.expanded && total > 10 {
-                lines.truncate(10);
-                lines.push(Line::from(
-                    theme.fg(Slot::Muted, format!("… {} more lines (ctrl+o to expand)", total - 10)),
-                ));
+            while lines.last().is_some_and(|line| line.width() == 0) {
+                lines.pop();
             }
+            let total = lines.len();
+            if lines.is_empty() {
+                Vec::new()
+            } else if options.expanded || total <= 10 {
+                std::iter::once(Line::from("")).chain(lines).collect()
+            } else {
+                lines.truncate(10);
+                let mut out = vec![Line::from("")];
+                out.extend(lines);
+                out.push(more_hint(theme, format!("{} more lines, {total} total", total - 10)));
+                out
+            }
+        }
+        "grep" => {
+            let mut lines = capped(&text, 15, options, Slot::ToolOutput);
+            lines.extend(limit_warning(details, "matchLimitReached", "matches", theme));
             lines
         }
-        "grep" => capped(&text, 15, options, Slot::ToolOutput),
-        "find" | "ls" => capped(&text, 20, options, Slot::ToolOutput),
+        "find" => {
+            let mut lines = capped(&text, 20, options, Slot::ToolOutput);
+            lines.extend(limit_warning(details, "resultLimitReached", "results", theme));
+            lines
+        }
+        "ls" => {
+            let mut lines = capped(&text, 20, options, Slot::ToolOutput);
+            lines.extend(limit_warning(details, "entryLimitReached", "entries", theme));
+            lines
+        }
         "ast_grep" => capped(&text, 10, options, Slot::ToolOutput),
         "ast_edit" => ast_edit_body(result, options),
         _ => return None,

@@ -120,6 +120,22 @@ pub struct Transcript {
     retry_attempt: u32,
 }
 
+/// A provider error as the screen shows it: a failed connection in pi's words (`Connection
+/// error.`, the providers' SDKs' text) followed by its innermost cause (`Connection refused (os
+/// error 111)`), not the HTTP client's `error sending request for url (…)` chain; any other
+/// error as it is.
+pub fn error_text(error: &str) -> String {
+    let Some(chain) = error.strip_prefix("Connection error: ") else {
+        return error.to_owned();
+    };
+    let cause = chain.rsplit(": ").next().unwrap_or_default().trim();
+    if cause.is_empty() || cause.starts_with("error sending request") {
+        "Connection error.".to_owned()
+    } else {
+        format!("Connection error. {cause}")
+    }
+}
+
 fn text_of(message: &AssistantMessage) -> (String, String) {
     let mut text = String::new();
     let mut thinking = String::new();
@@ -207,20 +223,6 @@ impl Transcript {
         self.items.push(Item::Tool(Box::new(block)));
     }
 
-    /// The tool blocks of the last turn that are committed already (Ctrl+O shows them again,
-    /// expanded): those after the last user message.
-    pub fn committed_tools_of_last_turn(&self) -> Vec<&Item> {
-        let committed = &self.items[..self.committed];
-        let start = committed
-            .iter()
-            .rposition(|item| matches!(item, Item::User { .. }))
-            .map_or(0, |i| i + 1);
-        committed[start..]
-            .iter()
-            .filter(|item| matches!(item, Item::Tool(_)))
-            .collect()
-    }
-
     /// The items that are finished and not yet committed, in order; they count as committed after
     /// this call.
     pub fn take_finished(&mut self) -> std::ops::Range<usize> {
@@ -273,8 +275,8 @@ impl Transcript {
         let error = matches!(message.stop_reason, StopReason::Error).then(|| {
             message
                 .error_message
-                .clone()
-                .unwrap_or_else(|| "Request failed".to_owned())
+                .as_deref()
+                .map_or_else(|| "Request failed".to_owned(), error_text)
         });
         let aborted = matches!(message.stop_reason, StopReason::Aborted);
         // pi's text for an answer aborted while a retry is in progress.
@@ -367,7 +369,9 @@ impl Transcript {
                 self.notice(
                     format!(
                         "Error: Retry failed after {attempt} attempts: {}",
-                        final_error.as_deref().unwrap_or("Unknown error")
+                        final_error
+                            .as_deref()
+                            .map_or_else(|| "Unknown error".to_owned(), error_text)
                     ),
                     NoticeKind::Error,
                 );
