@@ -170,6 +170,8 @@ pub struct Prepared {
     pub prompt_recipe: PromptRecipe,
     /// The interactive mode's themes and the one to start with (`None` in the other modes).
     pub themes: Option<(themes::Themes, themes::ActiveTheme)>,
+    /// The interactive mode's keys (`keybindings.json`, `doubleEscapeAction`, `hideThinkingBlock`).
+    pub key_settings: crate::modes::interactive::KeySettings,
 }
 
 /// What a program embedding `pi` adds to it or changes.
@@ -279,6 +281,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         extensions,
         prompt_recipe: _,
         themes,
+        key_settings,
     } = prepared;
     let session = app.session().clone();
     match args.mode() {
@@ -330,7 +333,14 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                     .map(|path| crate::modes::interactive::ThemeWatch { path, mode })),
                 notices: (active.error.into_iter())
                     .map(|error| (error, crate::modes::interactive::NoticeKind::Error))
+                    .chain(
+                        (key_settings.warnings.into_iter())
+                            .map(|warning| (warning, crate::modes::interactive::NoticeKind::Warning)),
+                    )
                     .collect(),
+                keybindings: key_settings.keybindings,
+                double_escape: key_settings.double_escape,
+                hide_thinking: key_settings.hide_thinking,
                 skill_commands,
                 initial: prompts.messages,
                 requests: tui_requests,
@@ -577,6 +587,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         extensions,
         prompt_recipe,
         themes,
+        key_settings: crate::modes::interactive::KeySettings::load(&paths.agent_dir, &settings.raw),
     }))
 }
 

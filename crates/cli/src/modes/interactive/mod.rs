@@ -24,11 +24,15 @@
 //! source (the tests drive it through a vt100 terminal); [`run_interactive`] runs it on the real
 //! terminal.
 
+mod autocomplete;
+mod background;
+mod bash;
 mod clipboard;
 mod commands;
 mod dialogs;
 mod footer;
 mod images;
+mod keybindings;
 mod panic_hook;
 mod render;
 mod screen;
@@ -39,10 +43,12 @@ mod tools;
 mod transcript;
 mod tree;
 
+pub use autocomplete::FileIndex;
 pub use clipboard::Environment;
-pub use commands::{SlashCommand, parse_slash_command, path_argument};
+pub use commands::{SlashCommand, command_word, parse_slash_command, path_argument};
 pub use dialogs::{TuiUi, UiRequest};
 pub use footer::FooterInfo;
+pub use keybindings::{AppAction, DoubleEscape, InvalidKey, KeySettings, KeySpec, Keybindings};
 pub use render::{RenderContext, Renderers, render_tool};
 pub use screen::{Action, Screen};
 pub use theme_watch::ThemeWatch;
@@ -98,6 +104,12 @@ pub struct InteractiveOptions {
     pub images: InlineImages,
     /// Where Ctrl+V reads an image from (the system clipboard by default).
     pub clipboard: Clipboard,
+    /// The application's keys (`~/.pi/agent/keybindings.json` over pi's defaults).
+    pub keybindings: Keybindings,
+    /// What Esc twice on an empty editor opens (`doubleEscapeAction`).
+    pub double_escape: DoubleEscape,
+    /// Thinking blocks start collapsed (`hideThinkingBlock`).
+    pub hide_thinking: bool,
 }
 
 impl Default for InteractiveOptions {
@@ -116,6 +128,9 @@ impl Default for InteractiveOptions {
             environment: Environment::default(),
             images: InlineImages::detect(),
             clipboard: Clipboard::system(),
+            keybindings: Keybindings::default(),
+            double_escape: DoubleEscape::default(),
+            hide_thinking: false,
         }
     }
 }
@@ -204,10 +219,22 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     let (tree_tx, mut trees) = mpsc::unbounded_channel::<TreeMessage>();
     let mut requests = options.requests.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let mut warnings = options.warnings.unwrap_or_else(|| mpsc::unbounded_channel().1);
+    let (completion_tx, mut completions) = mpsc::unbounded_channel::<background::Background>();
+    screen.set_keybindings(options.keybindings.clone());
+    screen.set_double_escape(options.double_escape);
+    screen.set_hide_thinking(options.hide_thinking);
     let context = CommandContext {
         skill_commands: options.skill_commands,
         environment: options.environment.clone(),
+        background: background::Work::new(completion_tx),
     };
+    screen.set_commands(commands::catalog(
+        app,
+        options.extensions.as_ref(),
+        options.skill_commands,
+    ));
+    let files = FileIndex::new(session.cwd());
+    screen.set_file_index(files.clone());
     screen.set_clipboard(options.clipboard);
     let mut ticker = tokio::time::interval(Loader::INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -278,6 +305,8 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
                 refresh(&mut screen, app);
             }
             Some(message) = trees.recv() => tree_message(message, &mut screen, app, &tree_tx).await,
+            Some(done) = completions.recv() => background::done(done, &mut screen),
+            () = files.walked() => screen.files_walked(),
             _ = ticker.tick(), if screen.is_running() => screen.tick(),
             // `ctx.shutdown()`: pi leaves once idle (after the run and its queued messages).
             () = shutdown_wanted(extensions.as_ref()), if !screen.is_running() => action = Some(Action::Exit),
@@ -409,6 +438,8 @@ fn start_run(
 struct CommandContext {
     skill_commands: bool,
     environment: Environment,
+    /// Completions and `!commands` in the background.
+    background: background::Work,
 }
 
 /// Carries out `action`; `false` to leave.
@@ -468,6 +499,11 @@ async fn perform(
         }
         Action::Command(command) => command_action(command, screen, app, extensions, context).await,
         Action::Pick { kind, id } => picked(kind, &id, screen, app, trees).await,
+        other => {
+            if background::perform(other, screen, app, extensions, &context.background) {
+                refresh(screen, app);
+            }
+        }
     }
     true
 }
@@ -510,25 +546,16 @@ async fn command_action(
                 let _ = app.compact(instructions.as_deref()).await;
             });
         }
-        SlashCommand::Model => {
-            let current = app.session().agent().model();
-            let models = app.registry().all();
-            let selected = models
-                .iter()
-                .position(|m| m.provider == current.provider && m.id == current.id)
-                .unwrap_or(0);
-            let items = models
-                .iter()
-                .map(|model| {
-                    let id = format!("{}/{}", model.provider, model.id);
-                    let mut item = SelectItem::new(id.clone());
-                    if !model.name.is_empty() && model.name != model.id {
-                        item = item.with_description(model.name.clone());
-                    }
-                    (id, item)
-                })
-                .collect();
-            screen.open_picker(PickerKind::Model, "Select a model", items, selected);
+        SlashCommand::Model(search) => session_commands::model(screen, app, &search),
+        SlashCommand::Clone => {
+            if busy(screen) {
+                return;
+            }
+            session_commands::clone(screen, app).await;
+        }
+        SlashCommand::Hotkeys => {
+            let text = session_commands::hotkeys(extensions, screen.keybindings());
+            screen.notice(text, NoticeKind::Info)
         }
         SlashCommand::New => {
             if busy(screen) {
@@ -738,6 +765,7 @@ async fn tree_message(
                     let context = CommandContext {
                         skill_commands: false,
                         environment: Environment::default(),
+                        background: background::Work::new(mpsc::unbounded_channel().0),
                     };
                     command_action(SlashCommand::Tree, screen, app, None, &context).await;
                 }
