@@ -1,7 +1,7 @@
 //! The editor's completion through the interactive loop on a vt100 terminal: an unknown
 //! `/command` is reported and not sent, the `/` menu (built-ins, templates, skills) with its
 //! filtering, Tab and Enter, `/model`'s argument completion, `@` fuzzy file search respecting
-//! `.gitignore`, and Tab path completion.
+//! `.gitignore`, Tab path completion, and `/import`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -189,7 +189,11 @@ async fn model_arguments_complete_the_scoped_models() {
     app.set_scoped_models(scoped);
     let (vt, keys, run) = start(&app, InteractiveOptions::default(), (100, 30));
     type_text(&keys, "/model sonnet");
-    wait_for("the model completion", || vt.screen().contains("claude-sonnet-4-5")).await;
+    // The whole search typed (the menu of each frame is the one for its text).
+    wait_for("the model completion", || {
+        vt.screen().contains("> /model sonnet") && vt.screen().contains("claude-sonnet-4-5")
+    })
+    .await;
     assert!(!vt.screen().contains("gpt-4o"), "{}", vt.screen());
     keys.send(key(KeyCode::Tab)).unwrap();
     wait_for("the completed model", || {
@@ -237,6 +241,59 @@ async fn at_searches_the_files_fuzzily_and_respects_gitignore() {
     wait_for("the directory menu", || vt.screen().contains("README.md")).await;
     insta::assert_snapshot!("tab_menu", editor_and_menu(&vt));
     keys.send(key(KeyCode::Esc)).unwrap();
+    keys.send(ctrl('u')).unwrap();
+    keys.send(ctrl('d')).unwrap();
+    assert_eq!(run.await.unwrap(), 0);
+}
+
+/// `/import <file>` asks pi's question, then replaces the session with a copy of the file in the
+/// session directory (`Session imported from: <file>`); `n` cancels.
+#[tokio::test(flavor = "multi_thread")]
+async fn import_replaces_the_session_with_a_jsonl_file() {
+    use pi_ai::ModelRegistry;
+    use pi_coding_agent::{AgentSession, App, SessionOptions};
+    use pi_session_store::SessionManager;
+    let dir = tempfile::tempdir().unwrap();
+    let faux = FauxModel::new();
+    faux.set_responses([faux_assistant_text("Imported answer.")]);
+    let options = SessionOptions::new(dir.path(), faux.model()).stream_fn(faux.stream_fn());
+    let session = AgentSession::new(options).unwrap();
+    let store = SessionManager::create(dir.path(), dir.path().join("sessions")).unwrap();
+    let app = App::new(
+        session,
+        store,
+        Arc::new(ModelRegistry::builtin()),
+        None,
+        Arc::new(|_| {}),
+    );
+    let (vt, keys, run) = start(&app, InteractiveOptions::default(), (100, 40));
+    type_line(&keys, "remember this question");
+    wait_for("the answer", || vt.screen().contains("Imported answer.")).await;
+    wait_for("the run's end", || !vt.screen().contains("Working")).await;
+    let saved = dir.path().join("saved.jsonl");
+    type_line(&keys, &format!("/export {}", saved.display()));
+    wait_for("the export", || saved.exists()).await;
+    type_line(&keys, "/new");
+    wait_for("the new session", || vt.screen().contains("New session started")).await;
+    assert!(app.session().agent().messages().is_empty());
+
+    let question = format!("Replace current session with {}?", saved.display());
+    type_line(&keys, &format!("/import {}", saved.display()));
+    wait_for("the question", || vt.screen().contains(&question)).await;
+    keys.send(key(KeyCode::Char('n'))).unwrap();
+    wait_for("the cancel", || vt.screen().contains("Import cancelled")).await;
+    type_line(&keys, &format!("/import {}", saved.display()));
+    wait_for("the question again", || vt.screen().matches(&question).count() == 1).await;
+    keys.send(key(KeyCode::Char('y'))).unwrap();
+    let imported = format!("Session imported from: {}", saved.display());
+    wait_for("the import", || vt.screen().contains(&imported)).await;
+    let users: Vec<String> = app.user_messages().into_iter().map(|m| m.text).collect();
+    assert_eq!(users, ["remember this question"]);
+    let file = app.session_file().unwrap();
+    assert_eq!(file.file_name().unwrap(), "saved.jsonl");
+    assert!(file.starts_with(dir.path().join("sessions")), "{}", file.display());
+    type_line(&keys, "/import");
+    wait_for("the usage", || vt.screen().contains("Usage: /import <path.jsonl>")).await;
     keys.send(ctrl('u')).unwrap();
     keys.send(ctrl('d')).unwrap();
     assert_eq!(run.await.unwrap(), 0);

@@ -23,6 +23,8 @@ pub(super) enum Background {
     },
     /// A `!command` ended: what to show.
     Bash(String, NoticeKind),
+    /// `/import`'s question was answered: import the file (`None`: cancelled).
+    Import(Option<std::path::PathBuf>),
 }
 
 /// Where background work reports, and the running `!command`'s cancellation.
@@ -41,13 +43,95 @@ impl Work {
     }
 }
 
-/// Shows what background work reported.
-pub(super) fn done(done: Background, screen: &mut Screen) {
+/// Shows what background work reported; `true` when the session was replaced (the transcript
+/// and footer are reloaded).
+pub(super) async fn done(done: Background, screen: &mut Screen, app: &App) -> bool {
     match done {
+        Background::Import(None) => screen.notice("Import cancelled", NoticeKind::Info),
+        Background::Import(Some(path)) => {
+            if screen.is_running() {
+                screen.notice(
+                    "Wait for the run to finish, or press Esc to abort it.",
+                    NoticeKind::Warning,
+                );
+                return false;
+            }
+            return import(screen, app, &path).await;
+        }
         Background::Completed { text, suggestions, tab } => screen.show_suggestions(&text, suggestions, tab),
         Background::Bash(text, kind) => {
             screen.set_bash_running(false);
             screen.notice(text, kind);
+        }
+    }
+    false
+}
+
+/// `/import <path.jsonl>`: asks pi's `Replace current session with <path>?`; the answer comes
+/// back as [`Background::Import`].
+pub(super) fn ask_import(screen: &mut Screen, rest: &str, work: &Work) {
+    let Some(path) = super::commands::path_argument(rest).filter(|p| !p.is_empty()) else {
+        screen.notice("Usage: /import <path.jsonl>", NoticeKind::Error);
+        return;
+    };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    screen.push_request(super::dialogs::UiRequest::Confirm {
+        title: "Import session".to_owned(),
+        message: format!("Replace current session with {path}?"),
+        reply,
+    });
+    let (sender, path) = (work.sender.clone(), std::path::PathBuf::from(path));
+    tokio::spawn(async move {
+        let confirmed = answer.await.unwrap_or(false);
+        let _ = sender.send(Background::Import(confirmed.then_some(path)));
+    });
+}
+
+/// pi's import: the file is copied into this project's session directory (unless it is there
+/// already) and opened as `/resume` opens a session: `Session imported from: <path>`.
+async fn import(screen: &mut Screen, app: &App, input: &std::path::Path) -> bool {
+    // As pi's `resolve(inputPath)` (and `/export`): relative to the process's directory.
+    let resolved = std::path::absolute(input).unwrap_or_else(|_| input.to_path_buf());
+    if !tokio::fs::try_exists(&resolved).await.unwrap_or(false) {
+        screen.notice(
+            format!("Session file not found: {}", resolved.display()),
+            NoticeKind::Error,
+        );
+        return false;
+    }
+    let dir = app.with_store(|store| store.dir().map(std::path::Path::to_path_buf));
+    let destination = match (&dir, resolved.file_name()) {
+        (Some(dir), Some(name)) => dir.join(name),
+        _ => resolved.clone(),
+    };
+    if destination != resolved {
+        let copied = async {
+            if let Some(dir) = &dir {
+                tokio::fs::create_dir_all(dir).await?;
+            }
+            tokio::fs::copy(&resolved, &destination).await
+        };
+        if let Err(error) = copied.await {
+            screen.notice(format!("Failed to import session: {error}"), NoticeKind::Error);
+            return false;
+        }
+    }
+    match app.switch_session(&destination).await {
+        Ok(warnings) => {
+            for warning in warnings {
+                screen.notice(warning.to_string(), NoticeKind::Warning);
+            }
+            screen.transcript_mut().load_messages(&app.session().agent().messages());
+            screen.notice(format!("Session imported from: {}", input.display()), NoticeKind::Info);
+            true
+        }
+        Err(pi_coding_agent::AppError::Cancelled) => {
+            screen.notice("Import cancelled", NoticeKind::Info);
+            false
+        }
+        Err(error) => {
+            screen.notice(error.to_string(), NoticeKind::Error);
+            false
         }
     }
 }

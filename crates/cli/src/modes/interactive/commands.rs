@@ -21,6 +21,8 @@ pub enum SlashCommand {
     Clone,
     /// `/hotkeys`: list the keyboard shortcuts.
     Hotkeys,
+    /// `/import <path.jsonl>`: replace the current session with a copy of that file.
+    Import(String),
     /// `/session`: show the session's name, file, id, message counts, tokens and cost.
     Session,
     /// `/export [file]`: write the session as HTML (or the branch as JSONL for a `.jsonl` file).
@@ -51,6 +53,7 @@ pub(super) const COMMANDS: &[(&str, &str)] = &[
         "/export",
         "Export session (HTML default, or specify path: .html/.jsonl)",
     ),
+    ("/import", "Import and resume a session from a JSONL file"),
     ("/share", "Share session as a secret GitHub gist"),
     ("/copy", "Copy last agent message to clipboard"),
     ("/name", "Set session display name"),
@@ -104,6 +107,7 @@ pub fn parse_slash_command(text: &str) -> Option<SlashCommand> {
         "/model" => SlashCommand::Model(rest),
         "/clone" => SlashCommand::Clone,
         "/hotkeys" => SlashCommand::Hotkeys,
+        "/import" => SlashCommand::Import(rest),
         "/new" => SlashCommand::New,
         "/resume" => SlashCommand::Resume,
         "/tree" => SlashCommand::Tree,

@@ -305,7 +305,10 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
                 refresh(&mut screen, app);
             }
             Some(message) = trees.recv() => tree_message(message, &mut screen, app, &tree_tx).await,
-            Some(done) = completions.recv() => background::done(done, &mut screen),
+            Some(done) = completions.recv() => if background::done(done, &mut screen, app).await {
+                screen.set_renderers(renderers(app));
+                refresh(&mut screen, app);
+            },
             () = files.walked() => screen.files_walked(),
             _ = ticker.tick(), if screen.is_running() => screen.tick(),
             // `ctx.shutdown()`: pi leaves once idle (after the run and its queued messages).
@@ -553,6 +556,7 @@ async fn command_action(
             }
             session_commands::clone(screen, app).await;
         }
+        SlashCommand::Import(rest) => background::ask_import(screen, &rest, &context.background),
         SlashCommand::Hotkeys => {
             let text = session_commands::hotkeys(extensions, screen.keybindings());
             screen.notice(text, NoticeKind::Info)
