@@ -172,6 +172,8 @@ pub struct Prepared {
     pub themes: Option<(themes::Themes, themes::ActiveTheme)>,
     /// `auth.json` (`/login`, `/logout`); `None` when it could not be read (a warning said why).
     pub auth: Option<Arc<pi_coding_agent::auth::AuthStorage>>,
+    /// The interactive mode's keys (`keybindings.json`, `doubleEscapeAction`, `hideThinkingBlock`).
+    pub key_settings: crate::modes::interactive::KeySettings,
 }
 
 /// What a program embedding `pi` adds to it or changes.
@@ -282,6 +284,7 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
         prompt_recipe: _,
         themes,
         auth,
+        key_settings,
     } = prepared;
     let session = app.session().clone();
     match args.mode() {
@@ -333,7 +336,14 @@ async fn run_mode(args: &Args, io: &Io, prepared: Prepared) -> i32 {
                     .map(|path| crate::modes::interactive::ThemeWatch { path, mode })),
                 notices: (active.error.into_iter())
                     .map(|error| (error, crate::modes::interactive::NoticeKind::Error))
+                    .chain(
+                        (key_settings.warnings.into_iter())
+                            .map(|warning| (warning, crate::modes::interactive::NoticeKind::Warning)),
+                    )
                     .collect(),
+                keybindings: key_settings.keybindings,
+                double_escape: key_settings.double_escape,
+                hide_thinking: key_settings.hide_thinking,
                 skill_commands,
                 initial: prompts.messages,
                 requests: tui_requests,
@@ -582,6 +592,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         prompt_recipe,
         themes,
         auth: auth.0,
+        key_settings: crate::modes::interactive::KeySettings::load(&paths.agent_dir, &settings.raw),
     }))
 }
 

@@ -227,6 +227,17 @@ impl Editor {
         self.cursor
     }
 
+    /// Moves the cursor to byte `offset` (clamped to the text, moved back to a character
+    /// boundary): where a completion put into the text leaves it.
+    pub fn set_cursor(&mut self, offset: usize) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        self.cursor = offset;
+        self.goal_col = None;
+    }
+
     /// Inserts text at the cursor (control characters other than newline and tab dropped).
     pub fn insert_str(&mut self, text: &str) {
         let text = sanitize(text);

@@ -1,11 +1,14 @@
-//! Slash commands of the interactive mode: parsing them (`session_commands` carries out the ones
+//! Slash commands of the interactive mode: the `/` menu's catalog and parsing them (`session_commands` carries out the ones
 //! about the session itself).
+
+use super::autocomplete::{Arguments, CommandEntry};
 
 /// A command typed in the editor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlashCommand {
-    /// `/model`: pick another model.
-    Model,
+    /// `/model [search]`: pick another model; a search naming exactly one model selects it, any
+    /// other opens the picker filtered by it.
+    Model(String),
     /// `/new`: start a new session.
     New,
     /// `/resume`: open another session of this directory.
@@ -14,6 +17,12 @@ pub enum SlashCommand {
     Tree,
     /// `/fork`: a new session from an earlier message.
     Fork,
+    /// `/clone`: a copy of this session at the current position, continued in place.
+    Clone,
+    /// `/hotkeys`: list the keyboard shortcuts.
+    Hotkeys,
+    /// `/import <path.jsonl>`: replace the current session with a copy of that file.
+    Import(String),
     /// `/session`: show the session's name, file, id, message counts, tokens and cost.
     Session,
     /// `/export [file]`: write the session as HTML (or the branch as JSONL for a `.jsonl` file).
@@ -40,29 +49,51 @@ pub enum SlashCommand {
     Help,
 }
 
-/// Every command with its one-line help, for `/help` and completion.
+/// The built-in commands with their one-line help, in pi's order (its `BUILTIN_SLASH_COMMANDS`,
+/// those this interactive mode has) followed by ours, for the `/` menu and `/help`.
 pub(super) const COMMANDS: &[(&str, &str)] = &[
-    ("/model", "pick another model"),
-    ("/new", "start a new session"),
-    ("/resume", "open another session of this directory"),
-    ("/tree", "continue from an earlier message (a new branch)"),
-    ("/fork", "a new session from an earlier message"),
-    ("/session", "show session info and stats"),
+    ("/model", "Select model (opens selector UI)"),
     (
         "/export",
-        "export session (HTML default, or specify path: .html/.jsonl)",
+        "Export session (HTML default, or specify path: .html/.jsonl)",
     ),
-    ("/share", "share session as a secret GitHub gist"),
-    ("/copy", "copy last agent message to clipboard"),
-    ("/name", "set session display name"),
-    ("/compact", "summarize the history now [instructions]"),
-    ("/apply", "apply the pending preview [reason]"),
-    ("/discard", "discard the pending preview [reason]"),
+    ("/import", "Import and resume a session from a JSONL file"),
+    ("/share", "Share session as a secret GitHub gist"),
+    ("/copy", "Copy last agent message to clipboard"),
+    ("/name", "Set session display name"),
+    ("/session", "Show session info and stats"),
+    ("/hotkeys", "Show all keyboard shortcuts"),
+    ("/fork", "Create a new fork from a previous user message"),
+    ("/clone", "Duplicate the current session at the current position"),
+    ("/tree", "Navigate session tree (switch branches)"),
     ("/login", "Configure provider authentication"),
     ("/logout", "Remove provider authentication"),
-    ("/help", "commands and keys"),
-    ("/quit", "leave pi"),
+    ("/new", "Start a new session"),
+    ("/compact", "Manually compact the session context"),
+    ("/resume", "Resume a different session"),
+    ("/quit", "Quit pi"),
+    ("/apply", "Apply the pending preview [reason]"),
+    ("/discard", "Discard the pending preview [reason]"),
+    ("/help", "Show the commands and keys"),
 ];
+
+/// The name of the command `text` starts with (`/name args` → `name`), when its first word looks
+/// like one: `/` and a name without another `/` (so `/etc/hosts …` is a path, sent as text).
+/// Text that starts with a space is never a command.
+///
+/// ```
+/// use pi_cli::modes::interactive::command_word;
+/// assert_eq!(command_word("/frobnicate now"), Some("frobnicate"));
+/// assert_eq!(command_word("/skill:pdf a.pdf"), Some("skill:pdf"));
+/// assert_eq!(command_word("/etc/hosts is odd"), None);
+/// assert_eq!(command_word(" /tmp is full"), None);
+/// assert_eq!(command_word("/"), None);
+/// ```
+pub fn command_word(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix('/')?;
+    let word = rest.split(char::is_whitespace).next().unwrap_or(rest);
+    (!word.is_empty() && !word.contains('/')).then_some(word)
+}
 
 /// The command in `text`, or `None` when it is a message (or an unknown `/word`, sent as is).
 ///
@@ -79,7 +110,10 @@ pub fn parse_slash_command(text: &str) -> Option<SlashCommand> {
     let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
     let rest = rest.trim().to_owned();
     Some(match word {
-        "/model" => SlashCommand::Model,
+        "/model" => SlashCommand::Model(rest),
+        "/clone" => SlashCommand::Clone,
+        "/hotkeys" => SlashCommand::Hotkeys,
+        "/import" => SlashCommand::Import(rest),
         "/new" => SlashCommand::New,
         "/resume" => SlashCommand::Resume,
         "/tree" => SlashCommand::Tree,
@@ -149,4 +183,97 @@ pub fn path_argument(rest: &str) -> Option<&str> {
         return inner.find(first).map(|end| &inner[..end]);
     }
     Some(rest.split(char::is_whitespace).next().unwrap_or(rest))
+}
+
+/// pi's source tag of a resource in the `/` menu: `u` (user), `p` (project), `t` (temporary: the
+/// command line), with a package's `npm:` source after it.
+fn source_tag(info: &pi_coding_agent::resources::SourceInfo) -> String {
+    let scope = match info.metadata.scope.as_str() {
+        "user" => "u",
+        "project" => "p",
+        _ => "t",
+    };
+    let source = info.metadata.source.trim();
+    if source.starts_with("npm:") {
+        format!("{scope}:{source}")
+    } else {
+        scope.to_owned()
+    }
+}
+
+fn tagged(description: &str, info: &pi_coding_agent::resources::SourceInfo) -> String {
+    let tag = source_tag(info);
+    if description.is_empty() {
+        format!("[{tag}]")
+    } else {
+        format!("[{tag}] {description}")
+    }
+}
+
+/// Every command of the `/` menu in pi's order: the built-ins (`/model` completing the models
+/// pi offers: the scoped ones, else those with credentials), the prompt templates, the
+/// extension commands (those not named like a built-in) and, with `skill_commands`, the skills.
+pub(super) fn catalog(
+    app: &pi_coding_agent::App,
+    extensions: Option<&std::sync::Arc<pi_coding_agent::extensions::Extensions>>,
+    skill_commands: bool,
+) -> Vec<CommandEntry> {
+    let mut commands = builtin_commands();
+    let scoped = app.scoped_models();
+    let models: Vec<(String, String)> = if scoped.is_empty() {
+        app.registry()
+            .available()
+            .into_iter()
+            .map(|m| (m.provider.clone(), m.id.clone()))
+            .collect()
+    } else {
+        scoped
+            .iter()
+            .map(|s| (s.model.provider.clone(), s.model.id.clone()))
+            .collect()
+    };
+    if let Some(model) = commands.iter_mut().find(|c| c.name == "model") {
+        model.arguments = Arguments::Models(models);
+    }
+    let resources = app.session().resources();
+    for template in &resources.prompts {
+        commands.push(CommandEntry {
+            argument_hint: template.argument_hint.clone(),
+            ..CommandEntry::new(
+                template.name.clone(),
+                tagged(&template.description, &template.source_info),
+            )
+        });
+    }
+    let builtins: Vec<String> = COMMANDS.iter().map(|(n, _)| n[1..].to_owned()).collect();
+    for command in extensions.map(|e| e.commands()).unwrap_or_default() {
+        if builtins.contains(&command.name) {
+            continue;
+        }
+        commands.push(CommandEntry {
+            arguments: if command.has_completions {
+                Arguments::Extension
+            } else {
+                Arguments::None
+            },
+            ..CommandEntry::new(command.invocation_name, command.description.unwrap_or_default())
+        });
+    }
+    if skill_commands {
+        for skill in &resources.skills {
+            commands.push(CommandEntry::new(
+                format!("skill:{}", skill.name),
+                tagged(&skill.description, &skill.source_info),
+            ));
+        }
+    }
+    commands
+}
+
+/// The built-in commands of the `/` menu (pi's order, then ours).
+pub(super) fn builtin_commands() -> Vec<CommandEntry> {
+    COMMANDS
+        .iter()
+        .map(|(name, help)| CommandEntry::new(name.trim_start_matches('/'), *help))
+        .collect()
 }

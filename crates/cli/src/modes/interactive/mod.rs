@@ -24,26 +24,34 @@
 //! source (the tests drive it through a vt100 terminal); [`run_interactive`] runs it on the real
 //! terminal.
 
+mod autocomplete;
+mod background;
+mod bash;
 mod clipboard;
 mod commands;
 mod dialogs;
 mod footer;
 mod images;
+mod keybindings;
 mod login;
 mod panic_hook;
+mod picked;
 mod render;
 mod screen;
 mod session_commands;
+mod sync;
 mod terminal;
 mod theme_watch;
 mod tools;
 mod transcript;
 mod tree;
 
+pub use autocomplete::FileIndex;
 pub use clipboard::Environment;
-pub use commands::{SlashCommand, parse_slash_command, path_argument};
+pub use commands::{SlashCommand, command_word, parse_slash_command, path_argument};
 pub use dialogs::{TuiUi, UiRequest};
 pub use footer::FooterInfo;
+pub use keybindings::{AppAction, DoubleEscape, InvalidKey, KeySettings, KeySpec, Keybindings};
 pub use render::{RenderContext, Renderers, render_tool};
 pub use screen::{Action, Screen};
 pub use theme_watch::ThemeWatch;
@@ -64,8 +72,10 @@ use pi_coding_agent::App;
 use pi_coding_agent::SessionEvent;
 use pi_coding_agent::extensions::events::InputSource;
 use pi_coding_agent::resolve::ResolveAction;
+use picked::picked;
 use screen::PickerKind;
-use tree::{TREE_CHOICE_SEPARATOR, TreeMessage, ask_summary, start_navigation};
+use sync::{busy, refresh, renderers};
+use tree::{TreeMessage, ask_summary, start_navigation};
 
 pub use terminal::restore as restore_terminal;
 
@@ -101,6 +111,12 @@ pub struct InteractiveOptions {
     pub images: InlineImages,
     /// Where Ctrl+V reads an image from (the system clipboard by default).
     pub clipboard: Clipboard,
+    /// The application's keys (`~/.pi/agent/keybindings.json` over pi's defaults).
+    pub keybindings: Keybindings,
+    /// What Esc twice on an empty editor opens (`doubleEscapeAction`).
+    pub double_escape: DoubleEscape,
+    /// Thinking blocks start collapsed (`hideThinkingBlock`).
+    pub hide_thinking: bool,
 }
 
 impl Default for InteractiveOptions {
@@ -120,6 +136,9 @@ impl Default for InteractiveOptions {
             environment: Environment::default(),
             images: InlineImages::detect(),
             clipboard: Clipboard::system(),
+            keybindings: Keybindings::default(),
+            double_escape: DoubleEscape::default(),
+            hide_thinking: false,
         }
     }
 }
@@ -207,11 +226,23 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
     let (tree_tx, mut trees) = mpsc::unbounded_channel::<TreeMessage>();
     let mut requests = options.requests.unwrap_or_else(|| mpsc::unbounded_channel().1);
     let mut warnings = options.warnings.unwrap_or_else(|| mpsc::unbounded_channel().1);
+    let (completion_tx, mut completions) = mpsc::unbounded_channel::<background::Background>();
+    screen.set_keybindings(options.keybindings.clone());
+    screen.set_double_escape(options.double_escape);
+    screen.set_hide_thinking(options.hide_thinking);
     let context = CommandContext {
         skill_commands: options.skill_commands,
         environment: options.environment.clone(),
         auth: options.auth.clone(),
+        background: background::Work::new(completion_tx),
     };
+    screen.set_commands(commands::catalog(
+        app,
+        options.extensions.as_ref(),
+        options.skill_commands,
+    ));
+    let files = FileIndex::new(session.cwd());
+    screen.set_file_index(files.clone());
     screen.set_clipboard(options.clipboard);
     let mut ticker = tokio::time::interval(Loader::INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -282,6 +313,11 @@ pub async fn run_with_terminal<W: Write>(app: &App, options: InteractiveOptions,
                 refresh(&mut screen, app);
             }
             Some(message) = trees.recv() => tree_message(message, &mut screen, app, &tree_tx).await,
+            Some(done) = completions.recv() => if background::done(done, &mut screen, app).await {
+                screen.set_renderers(renderers(app));
+                refresh(&mut screen, app);
+            },
+            () = files.walked() => screen.files_walked(),
             _ = ticker.tick(), if screen.is_running() => screen.tick(),
             // `ctx.shutdown()`: pi leaves once idle (after the run and its queued messages).
             () = shutdown_wanted(extensions.as_ref()), if !screen.is_running() => action = Some(Action::Exit),
@@ -352,21 +388,6 @@ fn draw<W: Write>(screen: &mut Screen, renderer: &mut InlineRenderer<W>) -> std:
     renderer.draw_with_cursor(&live, cursor)
 }
 
-/// The custom tools with their renderers.
-fn renderers(app: &App) -> Renderers {
-    let session = app.session();
-    session
-        .agent()
-        .tools()
-        .iter()
-        .filter_map(|tool| {
-            session
-                .custom_tool(tool.name())
-                .map(|custom| (tool.name().to_owned(), custom))
-        })
-        .collect()
-}
-
 /// Whether `event` can change the footer or the pending banner: streamed deltas and partial tool
 /// results cannot (usage arrives with `message_end`), and they are most events, so the footer,
 /// which walks the whole history, is not rebuilt for them.
@@ -375,13 +396,6 @@ fn changes_footer(event: &SessionEvent) -> bool {
         event,
         SessionEvent::Agent(AgentEvent::MessageUpdate { .. } | AgentEvent::ToolExecutionUpdate { .. })
     )
-}
-
-/// Footer and pending banner from the session as it is now.
-fn refresh(screen: &mut Screen, app: &App) {
-    let session = app.session();
-    screen.set_footer(footer::footer_info(app));
-    screen.set_pending(session.pending_actions().peek().map(|action| action.label.clone()));
 }
 
 /// Starts a run of `messages` in the background; a message naming an extension command runs the
@@ -423,6 +437,8 @@ struct CommandContext {
     skill_commands: bool,
     environment: Environment,
     auth: Option<Arc<pi_coding_agent::auth::AuthStorage>>,
+    /// Completions and `!commands` in the background.
+    background: background::Work,
 }
 
 /// Carries out `action`; `false` to leave.
@@ -493,19 +509,13 @@ async fn perform(
         }
         Action::Command(command) => command_action(command, screen, app, extensions, context).await,
         Action::Pick { kind, id } => picked(kind, &id, screen, app, trees).await,
+        other => {
+            if background::perform(other, screen, app, extensions, &context.background) {
+                refresh(screen, app);
+            }
+        }
     }
     true
-}
-
-/// Whether `command` has to wait for the run to end; says so on screen.
-fn busy(screen: &mut Screen) -> bool {
-    if screen.is_running() {
-        screen.notice(
-            "Wait for the run to finish, or press Esc to abort it.",
-            NoticeKind::Warning,
-        );
-    }
-    screen.is_running()
 }
 
 async fn command_action(
@@ -535,26 +545,17 @@ async fn command_action(
                 let _ = app.compact(instructions.as_deref()).await;
             });
         }
-        SlashCommand::Model => {
-            let current = app.session().agent().model();
-            let registry = app.registry();
-            let models = registry.all();
-            let selected = models
-                .iter()
-                .position(|m| m.provider == current.provider && m.id == current.id)
-                .unwrap_or(0);
-            let items = models
-                .iter()
-                .map(|model| {
-                    let id = format!("{}/{}", model.provider, model.id);
-                    let mut item = SelectItem::new(id.clone());
-                    if !model.name.is_empty() && model.name != model.id {
-                        item = item.with_description(model.name.clone());
-                    }
-                    (id, item)
-                })
-                .collect();
-            screen.open_picker(PickerKind::Model, "Select a model", items, selected);
+        SlashCommand::Model(search) => session_commands::model(screen, app, &search),
+        SlashCommand::Clone => {
+            if busy(screen) {
+                return;
+            }
+            session_commands::clone(screen, app).await;
+        }
+        SlashCommand::Import(rest) => background::ask_import(screen, &rest, &context.background),
+        SlashCommand::Hotkeys => {
+            let text = session_commands::hotkeys(extensions, screen.keybindings());
+            screen.notice(text, NoticeKind::Info)
         }
         SlashCommand::New => {
             if busy(screen) {
@@ -667,100 +668,6 @@ async fn command_action(
     }
 }
 
-async fn picked(
-    kind: PickerKind,
-    id: &str,
-    screen: &mut Screen,
-    app: &App,
-    trees: &mpsc::UnboundedSender<TreeMessage>,
-) {
-    match kind {
-        PickerKind::Model => {
-            let Some((provider, model_id)) = id.split_once('/') else {
-                return;
-            };
-            match app.registry().find(provider, model_id).cloned() {
-                Some(model) => {
-                    app.set_model(model);
-                    screen.notice(format!("Model: {id}"), NoticeKind::Info);
-                }
-                None => screen.notice(format!("Unknown model {id}"), NoticeKind::Error),
-            }
-        }
-        PickerKind::Resume => {
-            if busy(screen) {
-                return;
-            }
-            match app.switch_session(std::path::Path::new(id)).await {
-                Ok(warnings) => {
-                    screen.notice(format!("Resumed {id}"), NoticeKind::Info);
-                    for warning in warnings {
-                        screen.notice(warning.to_string(), NoticeKind::Warning);
-                    }
-                    screen.transcript_mut().load_messages(&app.session().agent().messages());
-                    screen.set_renderers(renderers(app));
-                }
-                Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
-            }
-        }
-        PickerKind::Fork => {
-            if busy(screen) {
-                return;
-            }
-            match app.fork(id).await {
-                Ok(text) => {
-                    screen.notice(
-                        "✓ Forked to a new session; edit the message and send it",
-                        NoticeKind::Info,
-                    );
-                    screen.editor_mut().set_text(&text);
-                }
-                Err(error) => screen.notice(error.to_string(), NoticeKind::Error),
-            }
-        }
-        PickerKind::Tree => {
-            if busy(screen) {
-                return;
-            }
-            if app.with_store(|store| store.leaf_id() == Some(id)) {
-                screen.notice("Already at this point", NoticeKind::Info);
-            } else if app.branch_summary_settings().skip_prompt {
-                start_navigation(screen, app, id, false, None, trees);
-            } else {
-                ask_summary(screen, id);
-            }
-        }
-        PickerKind::TreeSummary => {
-            let Some((choice, target)) = id.split_once(TREE_CHOICE_SEPARATOR) else {
-                return;
-            };
-            match choice {
-                "custom" => {
-                    // pi asks for the instructions in an editor; a cancel goes back to the choice.
-                    let (reply, answer) = tokio::sync::oneshot::channel();
-                    screen.push_request(UiRequest::Input {
-                        title: "Custom summarization instructions".to_owned(),
-                        placeholder: None,
-                        reply,
-                    });
-                    let trees = trees.clone();
-                    let target = target.to_owned();
-                    tokio::spawn(async move {
-                        let message = match answer.await {
-                            Ok(Some(instructions)) => TreeMessage::Instructions { target, instructions },
-                            _ => TreeMessage::AskAgain { target },
-                        };
-                        let _ = trees.send(message);
-                    });
-                }
-                choice => start_navigation(screen, app, target, choice == "summarize", None, trees),
-            }
-            return;
-        }
-    }
-    refresh(screen, app);
-}
-
 async fn tree_message(
     message: TreeMessage,
     screen: &mut Screen,
@@ -782,6 +689,7 @@ async fn tree_message(
                         skill_commands: false,
                         environment: Environment::default(),
                         auth: None,
+                        background: background::Work::new(mpsc::unbounded_channel().0),
                     };
                     command_action(SlashCommand::Tree, screen, app, None, &context).await;
                 }

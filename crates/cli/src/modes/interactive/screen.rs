@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 
 use crossterm::event::{KeyCode, KeyEvent};
-use pi_tui::keys::{is_alt, is_alt_enter, is_alt_key, is_ctrl, is_escape, is_press};
+use pi_tui::keys::{is_alt, is_press};
 use pi_tui::{
     Component, Editor, EditorAction, Line, Loader, SelectItem, SelectList, Selection, Slot, Theme, truncate_line,
     wrap_line,
@@ -18,16 +18,22 @@ use pi_tui::{
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 
+use super::autocomplete::{CommandEntry, FileIndex, Suggestion};
 use super::clipboard::Clipboard;
 use super::commands::{self, SlashCommand};
 use super::dialogs::{Dialog, UiRequest};
 use super::footer::{self, FooterInfo};
 use super::images::InlineImages;
+use super::keybindings::{AppAction, DoubleEscape, Keybindings};
 use super::render::{RenderContext, Renderers, render_item};
-use super::transcript::{NoticeKind, Transcript};
+use super::transcript::{Item, NoticeKind, Transcript};
 use pi_coding_agent::NotifyKind;
 use pi_coding_agent::SessionEvent;
 use pi_coding_agent::resolve::ResolveAction;
+
+// The editor's completion menu and the application's keys: more methods of `Screen`.
+#[path = "screen_input.rs"]
+mod input;
 
 /// The reason recorded when the user resolves a preview from the keyboard without giving one.
 pub(super) const USER_REASON: &str = "Decided by the user.";
@@ -66,6 +72,45 @@ pub enum Action {
     Exit,
     /// Ctrl+V (pi's `app.clipboard.pasteImage`): paste the clipboard's image as a file path.
     PasteImage,
+    /// Ctrl+P / Shift+Ctrl+P: the next / previous model (the scoped ones, else those with
+    /// credentials).
+    CycleModel {
+        /// Forward.
+        forward: bool,
+    },
+    /// Shift+Tab: the model's next thinking level.
+    CycleThinking,
+    /// `!command` / `!!command`: run it in the shell.
+    Bash {
+        /// The command.
+        command: String,
+        /// `!!`: the output stays out of the model's context.
+        exclude: bool,
+    },
+    /// Esc while a `!command` runs.
+    AbortBash,
+    /// Ctrl+G: edit this text in `$VISUAL` / `$EDITOR`.
+    ExternalEditor(String),
+    /// Ctrl+Z: suspend to the background.
+    Suspend,
+    /// Tab on a path: list the directory (off the runtime) and give the result to
+    /// [`Screen::show_suggestions`].
+    CompletePath {
+        /// The path token before the cursor.
+        prefix: String,
+        /// The editor's text when Tab was pressed (a reply for other text is dropped).
+        text: String,
+    },
+    /// An extension command's arguments are being typed: ask its `getArgumentCompletions` and
+    /// give the result to [`Screen::show_suggestions`].
+    CompleteArguments {
+        /// The command's invocation name.
+        command: String,
+        /// The text after `/command `.
+        prefix: String,
+        /// The editor's text then.
+        text: String,
+    },
 }
 
 /// What a picker chooses.
@@ -81,6 +126,22 @@ pub enum PickerKind {
     Fork,
     /// `/tree`'s "Summarize branch?" after an entry was chosen.
     TreeSummary,
+}
+
+/// The completion menu under the editor (pi's autocomplete list).
+#[derive(Debug)]
+struct Menu {
+    list: SelectList,
+    items: Vec<Suggestion>,
+    prefix: String,
+}
+
+/// What the `/` menu, `@` search and unknown-command check know.
+#[derive(Debug, Default)]
+struct Completion {
+    commands: Vec<CommandEntry>,
+    files: Option<FileIndex>,
+    menu: Option<Menu>,
 }
 
 #[derive(Debug)]
@@ -131,6 +192,13 @@ pub struct Screen {
     images: InlineImages,
     /// Where Ctrl+V reads an image from.
     clipboard: Clipboard,
+    completion: Completion,
+    keybindings: Keybindings,
+    double_escape: DoubleEscape,
+    /// When Esc was last pressed on an empty editor (a second within 500 ms: `doubleEscapeAction`).
+    last_escape: Option<std::time::Instant>,
+    hide_thinking: bool,
+    bash_running: bool,
 }
 
 /// The wait before an automatic retry, as pi shows it.
@@ -173,6 +241,15 @@ impl Screen {
             terminal_output: String::new(),
             images: InlineImages::detect(),
             clipboard: Clipboard::system(),
+            completion: Completion {
+                commands: commands::builtin_commands(),
+                ..Completion::default()
+            },
+            keybindings: Keybindings::default(),
+            double_escape: DoubleEscape::default(),
+            last_escape: None,
+            hide_thinking: false,
+            bash_running: false,
         }
     }
 
@@ -365,6 +442,13 @@ impl Screen {
         self.picker = Some(Picker { kind, list, ids });
     }
 
+    /// Filters the open picker as if `filter` had been typed (`/model <search>`).
+    pub fn filter_picker(&mut self, filter: &str) {
+        if let Some(picker) = &mut self.picker {
+            picker.list.set_filter(filter);
+        }
+    }
+
     /// Ctrl+O: expands or collapses every tool block, earlier turns included: the next
     /// [`Screen::take_commit`] gives the whole transcript again, for the loop to redraw the
     /// terminal with (pi redraws everything too).
@@ -385,6 +469,7 @@ impl Screen {
             dialog.handle_paste(text);
         } else if self.picker.is_none() {
             self.exit_armed = false;
+            self.completion.menu = None;
             self.editor.handle_paste(text);
         }
     }
@@ -413,20 +498,13 @@ impl Screen {
             }
             return None;
         }
-        let ctrl_c = is_ctrl(&key, 'c');
+        if let Some(action) = self.menu_key(&key) {
+            return action;
+        }
         let armed = std::mem::replace(&mut self.exit_armed, false);
-        if is_ctrl(&key, 'o') {
-            self.toggle_expanded();
-            return None;
-        }
-        if is_escape(&key) {
-            return self.running.then_some(Action::Abort);
-        }
-        if is_ctrl(&key, 'v') {
-            return Some(Action::PasteImage);
-        }
-        if is_alt_key(&key, KeyCode::Up) && !self.queued.is_empty() {
-            return Some(Action::RestoreQueued);
+        let escape_at = self.last_escape.take();
+        if let Some(action) = self.app_key(&key, armed, escape_at) {
+            return action;
         }
         if self.pending.is_some() && (is_alt(&key, 'y') || is_alt(&key, 'n')) {
             let action = if is_alt(&key, 'y') {
@@ -439,23 +517,29 @@ impl Screen {
                 reason: USER_REASON.to_owned(),
             });
         }
-        if is_alt_enter(&key) {
+        if key.code == KeyCode::Tab && key.modifiers.is_empty() {
+            return self.tab();
+        }
+        if self.keybindings.matches(AppAction::FollowUp, &key) {
             let text = self.editor.submit()?;
+            self.completion.menu = None;
             if self.running && commands::parse_slash_command(&text).is_none() {
+                if let Some(unknown) = self.unknown_command(&text) {
+                    return unknown;
+                }
                 self.queued.push(Queued::FollowUp(text.clone()));
                 return Some(Action::FollowUp(text));
             }
-            return Some(self.submitted(text));
+            return self.submitted(text);
         }
         match self.editor.handle_key(key) {
-            EditorAction::Submit(text) => Some(self.submitted(text)),
-            EditorAction::Interrupt if ctrl_c && armed => Some(Action::Exit),
-            EditorAction::Interrupt => {
-                self.exit_armed = true;
-                None
+            EditorAction::Submit(text) => {
+                self.completion.menu = None;
+                self.submitted(text)
             }
-            EditorAction::Exit => Some(Action::Exit),
-            EditorAction::None | EditorAction::Changed => None,
+            EditorAction::Changed => self.update_completion(),
+            // Ctrl+C and Ctrl+D when `app.clear` / `app.exit` were moved to other keys.
+            EditorAction::Interrupt | EditorAction::Exit | EditorAction::None => None,
         }
     }
 
@@ -484,8 +568,36 @@ impl Screen {
         self.editor.set_text(&texts.join("\n\n"));
     }
 
-    fn submitted(&mut self, text: String) -> Action {
-        match commands::parse_slash_command(&text) {
+    fn submitted(&mut self, text: String) -> Option<Action> {
+        // `!command` runs it (its output goes into the context), `!!command` too, kept out of it.
+        let trimmed = text.trim();
+        if let Some(rest) = trimmed.strip_prefix('!') {
+            let (exclude, command) = match rest.strip_prefix('!') {
+                Some(command) => (true, command.trim()),
+                None => (false, rest.trim()),
+            };
+            if !command.is_empty() {
+                if self.bash_running {
+                    self.notice(
+                        "A bash command is already running. Press Esc to cancel it first.",
+                        NoticeKind::Warning,
+                    );
+                    self.editor.set_text(&text);
+                    return None;
+                }
+                self.bash_running = true;
+                return Some(Action::Bash {
+                    command: command.to_owned(),
+                    exclude,
+                });
+            }
+        }
+        if commands::parse_slash_command(&text).is_none()
+            && let Some(unknown) = self.unknown_command(&text)
+        {
+            return unknown;
+        }
+        Some(match commands::parse_slash_command(&text) {
             Some(SlashCommand::Quit) => Action::Exit,
             Some(SlashCommand::Apply(reason)) => Action::Resolve {
                 action: ResolveAction::Apply,
@@ -509,6 +621,21 @@ impl Screen {
                 Action::Steer(text)
             }
             None => Action::Prompt(text),
+        })
+    }
+
+    /// `item` as drawn: with thinking blocks collapsed (Ctrl+T), an answer's thinking is pi's
+    /// `Thinking...` label.
+    fn shown<'a>(&self, item: &'a Item) -> std::borrow::Cow<'a, Item> {
+        match item {
+            Item::Assistant { thinking, .. } if self.hide_thinking && !thinking.trim().is_empty() => {
+                let mut collapsed = item.clone();
+                if let Item::Assistant { thinking, .. } = &mut collapsed {
+                    *thinking = "Thinking...".to_owned();
+                }
+                std::borrow::Cow::Owned(collapsed)
+            }
+            _ => std::borrow::Cow::Borrowed(item),
         }
     }
 
@@ -533,7 +660,7 @@ impl Screen {
         let context = self.context();
         let mut lines = Vec::new();
         for item in &self.transcript.items()[start..range.end] {
-            lines.extend(render_item(item, context, width));
+            lines.extend(render_item(&self.shown(item), context, width));
         }
         lines
     }
@@ -544,7 +671,7 @@ impl Screen {
         let context = self.context();
         let mut lines: Vec<Line> = Vec::new();
         for item in self.transcript.live() {
-            lines.extend(render_item(item, context, width));
+            lines.extend(render_item(&self.shown(item), context, width));
         }
         if self.running {
             lines.push(Line::from(""));
@@ -596,6 +723,9 @@ impl Screen {
             lines.extend(rows);
             cursor = Some((top + row, col));
             lines.push(border);
+            if let Some(menu) = &self.completion.menu {
+                lines.extend(menu.list.render(width.saturating_sub(1).max(1)).into_iter().map(indent));
+            }
         }
         if self.exit_armed {
             lines.push(indent(Line::from(theme.fg(Slot::Dim, "Press Ctrl+C again to exit"))));
