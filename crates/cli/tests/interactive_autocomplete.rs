@@ -112,8 +112,10 @@ async fn the_slash_menu_lists_commands_templates_and_skills_and_completes() {
 
     // Typing filters (fuzzy, best first); the templates and skills are in the menu too.
     type_text(&keys, "re");
+    // The frame of the last key: the editor shows all of `/re` (the menu of `/r` lists the template too).
     wait_for("the filtered menu", || {
-        vt.screen().contains("<file> — [p] Review a file")
+        let shown = editor_and_menu(&vt);
+        shown.lines().any(|line| line.trim_end() == "> /re") && shown.contains("<file> — [p] Review a file")
     })
     .await;
     insta::assert_snapshot!("slash_menu_re", editor_and_menu(&vt));
@@ -223,7 +225,10 @@ async fn at_searches_the_files_fuzzily_and_respects_gitignore() {
     let (vt, keys, run) = start(&app, InteractiveOptions::default(), (100, 30));
     type_text(&keys, "look at @mai");
     // The index is walked in the background; its end refreshes the menu.
-    wait_for("the file menu", || vt.screen().contains("src/main.rs")).await;
+    wait_for("the file menu", || {
+        vt.screen().contains("> look at @mai") && vt.screen().contains("src/main.rs")
+    })
+    .await;
     insta::assert_snapshot!("at_menu", editor_and_menu(&vt));
     assert!(!vt.screen().contains("main.d"), "ignored:\n{}", vt.screen());
     keys.send(key(KeyCode::Tab)).unwrap();
