@@ -15,6 +15,7 @@ mod package_setup;
 mod packages;
 mod resources_header;
 mod sessions;
+mod startup;
 mod terminal;
 pub mod themes;
 
@@ -31,15 +32,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_ai::{ModelRegistry, SharedRegistry};
-use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file, thinking_level_name};
+use pi_coding_agent::config::{AgentPaths, Settings, project_settings_file};
 use pi_coding_agent::custom_tools::{NamedFactory, SessionReason};
 use pi_coding_agent::extensions::{ExtensionError, Extensions};
 use pi_coding_agent::resources::ResourceOptions;
 use pi_coding_agent::{AgentSession, PromptRecipe};
 use pi_coding_agent::{App, SessionStartReason, ShutdownReason, WarnFn};
-use pi_coding_agent::{
-    ModelChoice, ModelRequest, SessionBuilder, ToolSelection, choose_model, initial_scoped_model, resolve_model_scope,
-};
+use pi_coding_agent::{ModelChoice, SessionBuilder, ToolSelection};
 use pi_session_store::SessionManager;
 
 use crate::io::say;
@@ -475,7 +474,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     let (mut settings, registry, auth) = {
         let paths = paths.clone();
         let cwd = cwd.clone();
-        tokio::task::spawn_blocking(move || load_config(&paths, &cwd)).await??
+        tokio::task::spawn_blocking(move || startup::load_config(&paths, &cwd)).await??
     };
     args.apply_sandbox_flags(&mut settings.sandbox);
     if args.list_models.is_none() {
@@ -485,7 +484,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     // (`--model proxy/…`, `--list-models`): the session is built with the model chosen now (a
     // placeholder when none is found yet), and the choice is made again once their providers are in.
     let registry = SharedRegistry::new(registry);
-    let provisional = choose(args, &settings, &registry.current(), None)
+    let provisional = startup::choose(args, &settings, &registry.current(), None)
         .ok()
         .map(|(_, choice)| choice)
         .unwrap_or(ModelChoice {
@@ -533,7 +532,7 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
         extensions.shutdown().await;
         return Ok(None);
     }
-    let (scope, choice) = match choose(args, &settings, &registry.current(), Some(io)) {
+    let (scope, choice) = match startup::choose(args, &settings, &registry.current(), Some(io)) {
         Ok(chosen) => chosen,
         Err(error) => {
             extensions.shutdown().await;
@@ -596,51 +595,6 @@ pub async fn prepare(args: &Args, io: &Io, extensions: &RunOptions) -> Result<Op
     }))
 }
 
-/// The scoped models (`--models`, else `enabledModels`: what model cycling goes through) and the
-/// model to start with; scope warnings go to `io`'s stderr when given.
-fn choose(
-    args: &Args,
-    settings: &Settings,
-    registry: &ModelRegistry,
-    io: Option<&Io>,
-) -> Result<(Vec<pi_coding_agent::ScopedModel>, ModelChoice), CliError> {
-    let scope = match args.models.as_ref().or(settings.enabled_models.as_ref()) {
-        Some(patterns) if !patterns.is_empty() => {
-            let (scope, warnings) = resolve_model_scope(patterns, registry);
-            if let Some(io) = io {
-                for warning in warnings {
-                    say(&io.stderr, &format!("pi: warning: {warning}"));
-                }
-            }
-            scope
-        }
-        _ => Vec::new(),
-    };
-    // The model a run without `--model` starts with comes from the scope.
-    let scoped_start = if args.model.is_none() {
-        initial_scoped_model(
-            &scope,
-            settings.default_provider.as_deref(),
-            settings.default_model.as_deref(),
-        )
-    } else {
-        None
-    };
-    let scoped_pattern = scoped_start.map(|s| format!("{}/{}", s.model.provider, s.model.id));
-    let scoped_thinking = scoped_start.and_then(|s| s.thinking).map(thinking_level_name);
-    let request = ModelRequest {
-        provider: if scoped_pattern.is_some() {
-            None
-        } else {
-            args.provider.as_deref()
-        },
-        model: args.model.as_deref().or(scoped_pattern.as_deref()),
-        thinking: args.thinking.as_deref().or(scoped_thinking),
-    };
-    let choice = choose_model(&request, settings, registry)?.ok_or(CliError::NoModel)?;
-    Ok((scope, choice))
-}
-
 /// pi's `enableSkillCommands` (default on; the older `skills.enableSkillCommands` counts when
 /// the top-level key is absent).
 fn skill_commands_enabled(settings: &Settings) -> bool {
@@ -677,24 +631,6 @@ fn extension_report(
 /// `--verbose` (pi's rule).
 fn shows_header(args: &Args, settings: &Settings) -> bool {
     args.verbose || settings.quiet_startup != Some(true)
-}
-
-/// `auth.json`, or why it could not be read (pi goes on without it, as we do).
-type LoadedAuth = (Option<Arc<pi_coding_agent::auth::AuthStorage>>, Option<String>);
-
-fn load_config(paths: &AgentPaths, cwd: &Path) -> Result<(Settings, ModelRegistry, LoadedAuth), CliError> {
-    let settings = Settings::load(&paths.settings_file(), Some(&project_settings_file(cwd)))?;
-    let registry = ModelRegistry::load(&paths.models_file())?;
-    // pi reads `auth.json` before the environment and `models.json`.
-    let (registry, auth) = match pi_coding_agent::auth::AuthStorage::open(paths.auth_file()) {
-        Ok(storage) => {
-            let storage = Arc::new(storage);
-            let store = Arc::new(pi_coding_agent::auth::SharedAuth(storage.clone()));
-            (registry.with_credentials(store), (Some(storage), None))
-        }
-        Err(error) => (registry, (None, Some(error.to_string()))),
-    };
-    Ok((settings, registry, auth))
 }
 
 /// The tools the flags ask for: pi's defaults plus every custom tool; `--tools` exactly those
