@@ -94,7 +94,7 @@ pub enum Action {
     /// Ctrl+Z: suspend to the background.
     Suspend,
     /// Tab on a path: list the directory (off the runtime) and give the result to
-    /// [`Screen::show_suggestions`].
+    /// `Screen::show_suggestions`.
     CompletePath {
         /// The path token before the cursor.
         prefix: String,
@@ -102,7 +102,7 @@ pub enum Action {
         text: String,
     },
     /// An extension command's arguments are being typed: ask its `getArgumentCompletions` and
-    /// give the result to [`Screen::show_suggestions`].
+    /// give the result to `Screen::show_suggestions`.
     CompleteArguments {
         /// The command's invocation name.
         command: String,
