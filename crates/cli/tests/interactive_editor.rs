@@ -155,8 +155,8 @@ fn shift_enter_and_the_cursor_in_tmux() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     tmux.wait_for("Send any message", Duration::from_secs(30));
-    // Past pi's 150 ms wait for a kitty answer: modifyOtherKeys is on.
-    std::thread::sleep(Duration::from_millis(500));
+    // Well past pi's 150 ms wait for a kitty answer (a busy CI machine too): modifyOtherKeys is on.
+    std::thread::sleep(Duration::from_millis(1500));
     tmux.send(&["-l", "first line"]);
     tmux.send(&["S-Enter"]);
     tmux.send(&["-l", "second"]);
