@@ -241,11 +241,6 @@ impl App {
         self.inner.registry.current()
     }
 
-    /// The registry shared with the session's model boundary.
-    pub fn shared_registry(&self) -> &SharedRegistry {
-        &self.inner.registry
-    }
-
     /// An extension's `pi.registerProvider(name, config)` after start-up: the registry changes at
     /// once ([`SharedRegistry::register_provider`]) and the session's model, when it is one of the
     /// provider's, is replaced by its new definition (pi's `_refreshCurrentModelFromRegistry`: no
