@@ -221,9 +221,14 @@ pub trait WireProtocol: Send + 'static {
     }
 
     /// Called once, after the payload hook and before the request is first sent, with the URL,
-    /// the headers and the exact body bytes; adds what authorizes the request (a signature). An
-    /// `Err` ends the response with its text, nothing sent.
-    fn authorize(&mut self, url: &str, headers: &mut Vec<(String, String)>, body: &[u8]) -> Result<(), ProtocolError> {
+    /// the headers and the body (sent as `serde_json::to_vec` of it); adds what authorizes the
+    /// request (a signature). An `Err` ends the response with its text, nothing sent.
+    fn authorize(
+        &mut self,
+        url: &str,
+        headers: &mut Vec<(String, String)>,
+        body: &serde_json::Value,
+    ) -> Result<(), ProtocolError> {
         let _ = (url, headers, body);
         Ok(())
     }
@@ -444,11 +449,9 @@ impl<P: WireProtocol> Driver<P> {
                     if self.protocol.framing() == Framing::AwsEventStream {
                         self.decoder = BodyDecoder::Aws(Default::default());
                     }
-                    // The bytes `HttpClient` sends: `serde_json::to_vec` of the same value.
-                    let body = serde_json::to_vec(&self.request.body).unwrap_or_default();
-                    if let Err(error) = self
-                        .protocol
-                        .authorize(&self.request.url, &mut self.request.headers, &body)
+                    if let Err(error) =
+                        self.protocol
+                            .authorize(&self.request.url, &mut self.request.headers, &self.request.body)
                     {
                         self.finish(Err((error.to_string(), false)));
                     }

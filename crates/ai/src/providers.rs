@@ -126,7 +126,7 @@ impl StreamFn for Providers {
             && options.api_key.as_ref().is_none_or(String::is_empty)
             && registry.needs_refresh(&model.provider)
         {
-            let (this, registry, model, options) = (self.clone(), registry.clone(), model.clone(), options.clone());
+            let (this, model, options) = (self.clone(), model.clone(), options.clone());
             let (system_prompt, messages, tools) = (
                 context.system_prompt.to_owned(),
                 context.messages.to_vec(),

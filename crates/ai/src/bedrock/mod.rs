@@ -352,8 +352,15 @@ impl WireProtocol for BedrockProtocol {
         crate::driver::Framing::AwsEventStream
     }
 
-    fn authorize(&mut self, url: &str, headers: &mut Vec<(String, String)>, body: &[u8]) -> Result<(), ProtocolError> {
-        self.auth.apply(url, headers, body)
+    fn authorize(
+        &mut self,
+        url: &str,
+        headers: &mut Vec<(String, String)>,
+        body: &serde_json::Value,
+    ) -> Result<(), ProtocolError> {
+        // The signature covers the bytes `HttpClient` sends: `serde_json::to_vec` of the body.
+        let body = serde_json::to_vec(body).unwrap_or_default();
+        self.auth.apply(url, headers, &body)
     }
 
     fn http_error_text(&self, error: &HttpError) -> Option<String> {
