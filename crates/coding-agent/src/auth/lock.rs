@@ -75,9 +75,13 @@ pub(crate) fn acquire(file: &Path, retry: Retry) -> std::io::Result<FileLock> {
                     .and_then(|modified| modified.elapsed().ok())
                     .is_some_and(|age| age > retry.stale);
                 if stale {
-                    // Abandoned by a process that died: take it over.
-                    let _ = std::fs::remove_dir(&dir);
-                    continue;
+                    // Abandoned by a process that died: take it over. A lock that cannot be removed
+                    // (not empty, no permission) is an error, not a reason to try again at once forever.
+                    match std::fs::remove_dir(&dir) {
+                        Ok(()) => continue,
+                        Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(error) => return Err(error),
+                    }
                 }
                 if attempt >= retry.retries {
                     return Err(std::io::Error::new(
