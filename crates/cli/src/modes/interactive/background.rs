@@ -149,19 +149,14 @@ pub(super) fn perform(
     match action {
         Action::CompletePath { prefix, text } => {
             let cwd = app.session().cwd().to_path_buf();
-            tokio::spawn(async move {
-                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-                let listed = tokio::task::spawn_blocking(move || {
-                    autocomplete::directory_suggestions(&prefix, &cwd, home.as_deref())
-                })
-                .await;
-                if let Ok(suggestions) = listed {
-                    let _ = sender.send(Background::Completed {
-                        text,
-                        suggestions,
-                        tab: true,
-                    });
-                }
+            tokio::task::spawn_blocking(move || {
+                let home = pi_tools::path::home_dir();
+                let suggestions = autocomplete::directory_suggestions(&prefix, &cwd, home.as_deref());
+                let _ = sender.send(Background::Completed {
+                    text,
+                    suggestions,
+                    tab: true,
+                });
             });
         }
         Action::CompleteArguments { command, prefix, text } => {
@@ -203,9 +198,11 @@ pub(super) fn perform(
         Action::Bash { command, exclude } => {
             let cancel = CancellationToken::new();
             *work.bash.lock().unwrap_or_else(|p| p.into_inner()) = Some(cancel.clone());
-            let app = app.clone();
+            let (app, slot) = (app.clone(), work.bash.clone());
             tokio::spawn(async move {
                 let (text, kind) = bash::run(&app, &command, exclude, cancel).await;
+                // Only one `!command` runs at a time: the finished one's token goes with it.
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 let _ = sender.send(Background::Bash(text, kind));
             });
         }

@@ -415,7 +415,11 @@ mod tests {
         #[test]
         fn a_silent_terminal_gets_modify_other_keys_and_its_shift_enter_arrives() {
             let (mut keyboard, wake, mut rx, recorder) = start();
-            std::thread::sleep(Negotiation::FALLBACK_AFTER + Duration::from_millis(100));
+            // The fallback comes once the reader's wait has passed (later on a busy machine).
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while written(&recorder) == "\x1b[?u" && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
             assert_eq!(written(&recorder), "\x1b[?u\x1b[>4;2m");
             keyboard.write_all(b"a\x1b[27;2;13~b\x1b").expect("write");
             let keys: Vec<Event> = (0..4).map(|_| next(&mut rx)).collect();
