@@ -308,7 +308,8 @@ async fn abort_compaction_cancels_a_manual_compact() {
         // The abort's answer and the compaction's end race (in pi too): take them in either order.
         let end = rpc.event("compaction_end");
         let compacted = rpc.response("c");
-        rpc.response_read_or_next("a");
+        let aborted = rpc.response_read_or_next("a");
+        assert_eq!(aborted["success"], true, "{aborted}");
         rpc.close();
         (compacted, end)
     })

@@ -92,7 +92,11 @@ async fn providers_registered_while_loading_are_listed_and_chosen_with_model() {
 /// registration made in a command as its own request, which may be handled just after the
 /// command's answer).
 fn available_until(rpc: &mut Rpc, wanted: impl Fn(&[String]) -> bool) -> Vec<String> {
-    for attempt in 0..100 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    for attempt in 0.. {
+        if std::time::Instant::now() > deadline {
+            break;
+        }
         let id = format!("models-{attempt}");
         rpc.send(json!({"id": id, "type": "get_available_models"}));
         let response = rpc.response(&id);

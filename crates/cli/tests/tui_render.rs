@@ -135,8 +135,17 @@ fn an_idle_pi_does_not_wake_up() {
     let home = tempfile::tempdir().unwrap();
     let tmux = start_demo("idle", home.path(), 100, 30);
     let pid = pi_pid(&tmux);
-    // Let start-up work (the highlighter's syntaxes, the first frames) finish.
-    std::thread::sleep(Duration::from_secs(2));
+    // Let start-up work (the highlighter's syntaxes, the first frames) finish, however long it takes
+    // on a busy machine: wait for a quiet half second (at most 30 s; a polling pi is never quiet,
+    // and the measurement below then fails).
+    let settle = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < settle {
+        let start = context_switches(pid);
+        std::thread::sleep(Duration::from_millis(500));
+        if context_switches(pid).saturating_sub(start) <= 1 {
+            break;
+        }
+    }
     let before = context_switches(pid);
     std::thread::sleep(Duration::from_secs(2));
     // A thread that ended in between takes its count with it: never below zero.
