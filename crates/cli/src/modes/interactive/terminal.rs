@@ -417,7 +417,7 @@ mod tests {
             let (mut keyboard, wake, mut rx, recorder) = start();
             // The fallback comes once the reader's wait has passed (later on a busy machine).
             let deadline = std::time::Instant::now() + Duration::from_secs(10);
-            while written(&recorder) == "\x1b[?u" && std::time::Instant::now() < deadline {
+            while written(&recorder) != "\x1b[?u\x1b[>4;2m" && std::time::Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(5));
             }
             assert_eq!(written(&recorder), "\x1b[?u\x1b[>4;2m");
